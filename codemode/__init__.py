@@ -1,0 +1,101 @@
+"""codemode: the tool registry, the dispatch pipeline and (later) the Code Mode bridge.
+
+Dependencies point one way: ``codemode`` may import ``sandbox`` and ``sdk_gen``; they never import
+``codemode``. The public API is re-exported here from one-concept private modules, with
+``__module__`` set to ``codemode`` so tracebacks and reprs name the public path.
+"""
+
+from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
+from .content import check_content, image_block, render_value, text_block
+from .definition import ToolDefinition, compile_parameters, define_tool, tool
+from .errors import CodemodeError, PluginLoadError, RegistrationError, ToolDefinitionError
+from .events import (
+    EVENT_CODE_DISPATCH,
+    EVENT_CODE_DISPATCH_START,
+    EVENT_MESSAGE,
+    EVENT_TOOL_CALL,
+    EVENT_TOOL_RESULT,
+    EventLog,
+    JsonlEventLog,
+    MemoryEventLog,
+    derive_messages,
+)
+from .export import to_anthropic, to_json_schema, to_mcp, to_openai
+from .frozen import FrozenDict, FrozenList, NotJSONError, freeze, thaw
+from .hooks import (
+    Decision,
+    Handle,
+    PostDecision,
+    accept,
+    allow,
+    ask,
+    block,
+    deny,
+    replace_content,
+    replace_value,
+)
+from .messages import ErrorKind
+from .plugins import load_plugin
+from .presentation import diff_card, generic_card, terminal_card
+from .registry import RESERVED_NAMES, AgentScope, Registry
+
+__all__ = [
+    "EVENT_CODE_DISPATCH",
+    "EVENT_CODE_DISPATCH_START",
+    "EVENT_MESSAGE",
+    "EVENT_TOOL_CALL",
+    "EVENT_TOOL_RESULT",
+    "RESERVED_NAMES",
+    "AgentScope",
+    "CodemodeError",
+    "Decision",
+    "ErrorKind",
+    "EventLog",
+    "ExecutionContext",
+    "ExecutionToken",
+    "FrozenDict",
+    "FrozenList",
+    "Handle",
+    "JsonlEventLog",
+    "MemoryEventLog",
+    "NotJSONError",
+    "PluginLoadError",
+    "PostDecision",
+    "Registry",
+    "RegistrationError",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolDefinitionError",
+    "ToolResult",
+    "accept",
+    "allow",
+    "ask",
+    "block",
+    "check_content",
+    "compile_parameters",
+    "define_tool",
+    "deny",
+    "derive_messages",
+    "diff_card",
+    "freeze",
+    "generic_card",
+    "image_block",
+    "load_plugin",
+    "render_value",
+    "replace_content",
+    "replace_value",
+    "terminal_card",
+    "text_block",
+    "thaw",
+    "to_anthropic",
+    "to_json_schema",
+    "to_mcp",
+    "to_openai",
+    "tool",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, type) or callable(_obj) and hasattr(_obj, "__code__"):
+        _obj.__module__ = __name__
+del _name, _obj

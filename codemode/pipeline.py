@@ -1,0 +1,321 @@
+"""The dispatch pipeline: the only way a tool runs (DESIGN invariant 2).
+
+``run_call`` takes one ``ToolCall`` through every step and always returns a ``ToolResult``: a
+raised exception, a non-JSON or invalid output, a denial or a block becomes an error result whose
+text says what happened. Only cancellation propagates, as anyio requires; it is still logged as a
+``cancelled`` result and shown to observers, shielded, before it continues upward.
+
+The happy path is tuned because every snippet sub-call pays it: arguments are frozen once (no deep
+copies later), validators are precompiled on the definition, and empty hook lists cost one test.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from inspect import isawaitable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from . import messages as m
+from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
+from .content import check_content
+from .definition import ToolDefinition
+from .events import EVENT_TOOL_CALL, EVENT_TOOL_RESULT
+from .frozen import FrozenDict, FrozenList, NotJSONError, freeze
+from .hooks import HookSet, PostDecision
+from .messages import ErrorKind
+from .validation import Violation
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+__all__ = ["log_call_event", "run_call"]
+
+logger = logging.getLogger("codemode")
+
+
+async def run_call(
+    registry: Registry,
+    call: ToolCall,
+    agent: str | None,
+    parent: ExecutionToken | None,
+    *,
+    log_call: bool = True,
+) -> ToolResult:
+    """Run ``call`` through the whole pipeline; see the module docstring for what never raises."""
+    agent, parent_call_id, root_call_id = _lineage(call, agent, parent)
+    name = call.name
+    log = registry.events
+    args, problem = _freeze_arguments(call.arguments)
+    if log_call:
+        log.append(_call_event(call, args, agent, parent_call_id, root_call_id))
+    definition = registry.get(name, agent=agent)
+    if definition is not None and problem is None and definition.defaults:
+        args = FrozenDict({**definition.defaults, **args})
+    token = ExecutionToken(call.call_id, root_call_id, agent)
+    ctx = ExecutionContext(call.call_id, name, args, token, parent, root_call_id, agent)
+    hooks = registry._hooks
+    try:
+        if definition is None:
+            names = ", ".join(d.name for d in registry.visible(agent)) or m.NO_TOOLS
+            result = _error(ctx, ErrorKind.UNKNOWN_TOOL, m.UNKNOWN_TOOL.format(name=name, available=names))
+        elif problem is not None:
+            result = _invalid_arguments(ctx, [Violation("$", problem)])
+        else:
+            violations = definition.arguments_validator.violations(args)
+            if violations:
+                result = _invalid_arguments(ctx, violations)
+            else:
+                result = await _run_checked(hooks, definition, ctx, args)
+    except BaseException:
+        result = _error(ctx, ErrorKind.CANCELLED, m.CANCELLED.format(name=name))
+        log.append(_result_event(ctx, parent_call_id, result))
+        with anyio.CancelScope(shield=True):
+            await _observe(hooks, result, ctx)
+        raise
+    log.append(_result_event(ctx, parent_call_id, result))
+    if hooks.observers:
+        await _observe(hooks, result, ctx)
+    return result
+
+
+def log_call_event(
+    registry: Registry, call: ToolCall, agent: str | None, parent: ExecutionToken | None
+) -> None:
+    """Append the ``tool/call`` event ``run_call(..., log_call=False)`` will not write itself."""
+    agent, parent_call_id, root_call_id = _lineage(call, agent, parent)
+    args, _ = _freeze_arguments(call.arguments)
+    registry.events.append(_call_event(call, args, agent, parent_call_id, root_call_id))
+
+
+def _lineage(
+    call: ToolCall, agent: str | None, parent: ExecutionToken | None
+) -> tuple[str | None, str | None, str]:
+    """(agent, parent_call_id, root_call_id): a sub-call inherits agent and root from its parent."""
+    if parent is None:
+        return agent, None, call.call_id
+    if type(parent) is not ExecutionToken:
+        raise TypeError(f"parent must be an ExecutionToken from ctx.token, got {type(parent).__name__}")
+    return (parent._agent if agent is None else agent), parent._call_id, parent._root_call_id
+
+
+def _freeze_arguments(arguments: Any) -> tuple[Any, str | None]:
+    try:
+        args = freeze(arguments)
+    except NotJSONError as exc:
+        return arguments, m.NOT_JSON.format(what="arguments", detail=exc)
+    if type(args) is not FrozenDict:
+        return args, m.ARGUMENTS_NOT_OBJECT.format(type=type(arguments).__name__)
+    return args, None
+
+
+def _call_event(
+    call: ToolCall, args: Any, agent: str | None, parent_call_id: str | None, root_call_id: str
+) -> dict[str, Any]:
+    return {
+        "type": EVENT_TOOL_CALL,
+        "ts": time.time(),
+        "call_id": call.call_id,
+        "name": call.name,
+        "arguments": args,
+        "agent": agent,
+        "parent_call_id": parent_call_id,
+        "root_call_id": root_call_id,
+    }
+
+
+def _result_event(ctx: ExecutionContext, parent_call_id: str | None, result: ToolResult) -> dict[str, Any]:
+    return {
+        "type": EVENT_TOOL_RESULT,
+        "ts": time.time(),
+        "call_id": ctx.call_id,
+        "name": ctx.name,
+        "content": result.content,
+        "value": result.value,
+        "is_error": result.is_error,
+        "meta": result.meta,
+        "agent": ctx.agent,
+        "parent_call_id": parent_call_id,
+        "root_call_id": ctx.root_call_id,
+    }
+
+
+async def _run_checked(
+    hooks: HookSet, definition: ToolDefinition, ctx: ExecutionContext, args: FrozenDict
+) -> ToolResult:
+    """Steps 1-8 for a call whose tool exists and whose arguments are valid."""
+    if hooks.pre_execute or hooks.guards:
+        denied = await _admit(hooks, ctx)
+        if denied is not None:
+            return denied
+    try:
+        if hooks.wrappers:
+            raw = await _wrapped(hooks, definition, args, ctx)
+        else:
+            raw = await definition.execute(args, ctx)
+    except TimeoutError:
+        return _error(ctx, ErrorKind.TIMEOUT, m.TIMED_OUT.format(name=ctx.name))
+    except Exception as exc:
+        return _error(ctx, ErrorKind.TOOL_ERROR, m.TOOL_FAILED.format(name=ctx.name, error=_describe(exc)))
+    result = _from_body(definition, ctx, args, raw)
+    if result.is_error:
+        return result
+    if hooks.post_execute:
+        result = await _post(hooks, definition, ctx, args, result)
+        if result.is_error:
+            return result
+    if definition.finalize_content is not None:
+        try:
+            content = definition.finalize_content(args, list(result.content))
+        except Exception as exc:
+            return _error(ctx, ErrorKind.TOOL_ERROR, m.TOOL_FAILED.format(name=ctx.name, error=_describe(exc)))
+        frozen = _content(content)
+        if isinstance(frozen, str):
+            return _error(ctx, ErrorKind.INVALID_OUTPUT, m.INVALID_CONTENT.format(name=ctx.name, detail=frozen))
+        result = ToolResult(frozen, result.value, False, result.meta)
+    return result
+
+
+async def _admit(hooks: HookSet, ctx: ExecutionContext) -> ToolResult | None:
+    """Steps 1-2: the first deny wins; an ``ask`` goes to the approval service after all listeners."""
+    ask_reason: str | None = None
+    for entry in hooks.pre_execute:
+        try:
+            decision = await _maybe_await(entry.fn(ctx))
+        except Exception as exc:
+            return _denied(ctx, m.HOOK_FAILED.format(hook="pre_execute", error=_describe(exc)))
+        if decision is None or decision.kind == "allow":
+            continue
+        if decision.kind == "deny":
+            return _denied(ctx, decision.reason)
+        if decision.kind == "ask" and ask_reason is None:
+            ask_reason = decision.reason
+    if ask_reason is not None:
+        approve = hooks.approval
+        if approve is None:
+            return _denied(ctx, m.NO_APPROVAL_SERVICE.format(reason=ask_reason))
+        try:
+            approved = await _maybe_await(approve(ctx, ask_reason))
+        except Exception as exc:
+            return _denied(ctx, m.APPROVAL_FAILED.format(error=_describe(exc)))
+        if approved is not True:
+            return _denied(ctx, m.APPROVAL_REFUSED.format(reason=ask_reason))
+    for entry in hooks.guards:
+        try:
+            decision = await _maybe_await(entry.fn(ctx))
+        except Exception as exc:
+            return _denied(ctx, m.HOOK_FAILED.format(hook="guard", error=_describe(exc)))
+        if decision is not None and decision.kind != "allow":
+            return _denied(ctx, decision.reason)
+    return None
+
+
+async def _wrapped(hooks: HookSet, definition: ToolDefinition, args: FrozenDict, ctx: ExecutionContext) -> Any:
+    """Steps 3-4: the first registered wrapper is the outermost."""
+    wrappers = hooks.wrappers
+    depth = len(wrappers)
+
+    async def call_at(i: int) -> Any:
+        if i == depth:
+            return await definition.execute(args, ctx)
+        return await wrappers[i].fn(ctx, lambda: call_at(i + 1))
+
+    return await call_at(0)
+
+
+def _from_body(definition: ToolDefinition, ctx: ExecutionContext, args: FrozenDict, raw: Any) -> ToolResult:
+    """Steps 5-6: validate the canonical value and render it, or take content blocks as they are."""
+    validator = definition.output_validator
+    if validator is None:
+        content = _content(raw)
+        if isinstance(content, str):
+            return _error(ctx, ErrorKind.INVALID_OUTPUT, m.INVALID_CONTENT.format(name=ctx.name, detail=content))
+        return ToolResult(content, None, False, FrozenDict(call_id=ctx.call_id))
+    try:
+        value = freeze(raw)
+    except NotJSONError as exc:
+        return _error(ctx, ErrorKind.INVALID_OUTPUT, m.INVALID_OUTPUT.format(name=ctx.name, detail=m.NOT_JSON.format(what="the value", detail=exc)))
+    violations = validator.violations(value)
+    if violations:
+        detail = "; ".join(map(str, violations))
+        return _error(ctx, ErrorKind.INVALID_OUTPUT, m.INVALID_OUTPUT.format(name=ctx.name, detail=detail))
+    try:
+        rendered = definition.render(args, value)  # type: ignore[misc]
+    except Exception as exc:
+        return _error(ctx, ErrorKind.TOOL_ERROR, m.TOOL_FAILED.format(name=ctx.name, error=_describe(exc)))
+    content = _content(rendered)
+    if isinstance(content, str):
+        return _error(ctx, ErrorKind.INVALID_OUTPUT, m.INVALID_CONTENT.format(name=ctx.name, detail=content))
+    return ToolResult(content, value, False, FrozenDict(call_id=ctx.call_id))
+
+
+async def _post(
+    hooks: HookSet, definition: ToolDefinition, ctx: ExecutionContext, args: FrozenDict, result: ToolResult
+) -> ToolResult:
+    """Step 7: each listener sees the result left by the one before it."""
+    for entry in hooks.post_execute:
+        try:
+            decision: PostDecision | None = await _maybe_await(entry.fn(ctx, result))
+        except Exception as exc:
+            return _error(ctx, ErrorKind.BLOCKED, m.BLOCKED.format(name=ctx.name, feedback=m.HOOK_FAILED.format(hook="post_execute", error=_describe(exc))))
+        if decision is None or decision.kind == "accept":
+            continue
+        if decision.kind == "block":
+            return _error(ctx, ErrorKind.BLOCKED, m.BLOCKED.format(name=ctx.name, feedback=decision.feedback))
+        if decision.kind == "replace_content":
+            content = _content(decision.content)
+            if isinstance(content, str):
+                return _error(ctx, ErrorKind.INVALID_OUTPUT, m.INVALID_CONTENT.format(name=ctx.name, detail=content))
+            result = ToolResult(content, result.value, False, result.meta)
+        elif decision.kind == "replace_value":
+            result = _from_body(definition, ctx, args, decision.value)
+            if result.is_error:
+                return result
+    return result
+
+
+async def _observe(hooks: HookSet, result: ToolResult, ctx: ExecutionContext) -> None:
+    """Step 9: observers see the frozen result; a failing one is logged and changes nothing."""
+    for entry in hooks.observers:
+        try:
+            await _maybe_await(entry.fn(result, ctx))
+        except Exception:
+            logger.exception("result observer %r failed for call %s", entry.fn, ctx.call_id)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if isawaitable(value) else value
+
+
+def _content(blocks: Any) -> FrozenList | str:
+    """Frozen content blocks, or the reason they are not content blocks."""
+    problem = check_content(blocks)
+    if problem is not None:
+        return problem
+    try:
+        return freeze(blocks)
+    except NotJSONError as exc:
+        return str(exc)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _error(ctx: ExecutionContext, kind: ErrorKind, text: str) -> ToolResult:
+    block = FrozenDict(type="text", text=text)
+    return ToolResult(FrozenList((block,)), None, True, FrozenDict(call_id=ctx.call_id, error=kind.value))
+
+
+def _denied(ctx: ExecutionContext, reason: str) -> ToolResult:
+    return _error(ctx, ErrorKind.DENIED, m.DENIED.format(name=ctx.name, reason=reason))
+
+
+def _invalid_arguments(ctx: ExecutionContext, violations: list[Violation]) -> ToolResult:
+    lines = "\n".join(f"- {v}" for v in violations)
+    return _error(
+        ctx, ErrorKind.INVALID_ARGUMENTS, m.INVALID_ARGUMENTS.format(name=ctx.name, violations=lines)
+    )

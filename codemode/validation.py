@@ -1,0 +1,305 @@
+"""Schema checks for arguments and values: a compiled fast path, jsonschema for the verdict.
+
+jsonschema walks its keyword table on every call, which costs about 12 µs for a two-field object,
+and every sub-call from a snippet pays it twice (arguments and output). Most tool schemas use a
+small subset of keywords, so ``compile_validator`` turns that subset into plain closures. The fast
+check is *sound*: when it says "valid", jsonschema would too. When it says "invalid", or the schema
+uses anything outside the subset, jsonschema decides and lists every violation with its path. Both
+treat tuples (``FrozenList``) as JSON arrays so frozen values validate like plain ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import SchemaError
+
+__all__ = ["SchemaValidator", "Violation", "check_schema", "compile_validator"]
+
+_MAX_MESSAGE = 200
+
+_TYPE_CHECKER = Draft202012Validator.TYPE_CHECKER.redefine(
+    "array", lambda _checker, instance: isinstance(instance, (list, tuple))
+)
+_JsonValidator = validators.extend(Draft202012Validator, type_checker=_TYPE_CHECKER)
+
+Check = Callable[[Any], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One reason a value does not match its schema, at a JSON path such as ``$.items[0].name``."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def check_schema(schema: Any) -> list[str]:
+    """Return the problems that make ``schema`` an invalid JSON Schema (empty when it is fine)."""
+    try:
+        _JsonValidator.check_schema(schema)
+    except SchemaError as exc:
+        where = _format_path(exc.path)
+        return [f"{where}: {_shorten(exc.message)}"]
+    return []
+
+
+class SchemaValidator:
+    """A schema compiled once: ``violations(value)`` is empty when the value is valid."""
+
+    __slots__ = ("schema", "_fast", "_full")
+
+    def __init__(self, schema: Mapping[str, Any] | bool) -> None:
+        self.schema = schema
+        self._full = _JsonValidator(schema)
+        self._fast: Check | None = _compile(schema)
+
+    @property
+    def compiled(self) -> bool:
+        """True when the fast path covers this schema (no jsonschema on the happy path)."""
+        return self._fast is not None
+
+    def violations(self, value: Any) -> list[Violation]:
+        fast = self._fast
+        if fast is not None and fast(value):
+            return []
+        errors = sorted(self._full.iter_errors(value), key=lambda e: (list(map(str, e.path)), e.message))
+        return [Violation(_format_path(e.path), _shorten(e.message)) for e in errors]
+
+
+def compile_validator(schema: Mapping[str, Any] | bool) -> SchemaValidator:
+    return SchemaValidator(schema)
+
+
+def _format_path(parts: Any) -> str:
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _shorten(message: str) -> str:
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
+
+
+# --- the fast path -----------------------------------------------------------------------------
+
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
+     "writeOnly", "format", "$schema", "$id"}
+)
+_SCALAR_TYPES = (str, int, float, bool, type(None))
+
+
+def _is_integer(v: Any) -> bool:
+    t = type(v)
+    return t is int or (t is float and v.is_integer())
+
+
+def _is_number(v: Any) -> bool:
+    t = type(v)
+    return t is int or t is float
+
+
+_TYPE_CHECKS: dict[str, Check] = {
+    "string": lambda v: type(v) is str,
+    "integer": _is_integer,
+    "number": _is_number,
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, (list, tuple)),
+}
+
+
+def _compile(schema: Any) -> Check | None:
+    """Compile a schema into one predicate, or return None when it leaves the supported subset."""
+    if schema is True:
+        return lambda v: True
+    if not isinstance(schema, Mapping):
+        return None
+    checks: list[Check] = []
+    for key in schema:
+        if key in _ANNOTATIONS or key in _KEYWORDS:
+            continue
+        return None
+    for key, build in _KEYWORDS.items():
+        if key in schema:
+            check = build(schema)
+            if check is None:
+                return None
+            if check is not _SKIP:
+                checks.append(check)
+    if not checks:
+        return lambda v: True
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        a, b = checks
+        return lambda v: a(v) and b(v)
+    frozen = tuple(checks)
+    return lambda v: all(c(v) for c in frozen)
+
+
+def _skip(v: Any) -> bool:
+    return True
+
+
+_SKIP: Check = _skip
+
+
+def _type(schema: Mapping[str, Any]) -> Check | None:
+    names = schema["type"]
+    if isinstance(names, str):
+        return _TYPE_CHECKS.get(names)
+    if not isinstance(names, (list, tuple)) or not all(n in _TYPE_CHECKS for n in names):
+        return None
+    fns = tuple(_TYPE_CHECKS[n] for n in names)
+    return lambda v: any(f(v) for f in fns)
+
+
+def _properties(schema: Mapping[str, Any]) -> Check | None:
+    props = schema["properties"]
+    if not isinstance(props, Mapping):
+        return None
+    compiled: dict[str, Check] = {}
+    for name, sub in props.items():
+        check = _compile(sub)
+        if check is None:
+            return None
+        compiled[name] = check
+    required = schema.get("required", ())
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(required, (list, tuple)) or not all(isinstance(r, str) for r in required):
+        return None
+    required_t = tuple(required)
+    if extra is False:
+        allowed = frozenset(compiled)
+
+        def check_closed(v: Any) -> bool:
+            if not isinstance(v, dict):
+                return True
+            for r in required_t:
+                if r not in v:
+                    return False
+            for key, item in v.items():
+                if key not in allowed or not compiled[key](item):
+                    return False
+            return True
+
+        return check_closed
+    extra_check = _compile(extra)
+    if extra_check is None:
+        return None
+
+    def check_open(v: Any) -> bool:
+        if not isinstance(v, dict):
+            return True
+        for r in required_t:
+            if r not in v:
+                return False
+        for key, item in v.items():
+            c = compiled.get(key)
+            if not (c(item) if c is not None else extra_check(item)):
+                return False
+        return True
+
+    return check_open
+
+
+def _required(schema: Mapping[str, Any]) -> Check | None:
+    if "properties" in schema:
+        return _SKIP  # folded into _properties
+    required = schema["required"]
+    if not isinstance(required, (list, tuple)):
+        return None
+    names = tuple(required)
+    return lambda v: not isinstance(v, dict) or all(r in v for r in names)
+
+
+def _additional(schema: Mapping[str, Any]) -> Check | None:
+    if "properties" in schema:
+        return _SKIP
+    extra = _compile(schema["additionalProperties"]) if schema["additionalProperties"] is not False else None
+    if schema["additionalProperties"] is False:
+        return lambda v: not isinstance(v, dict) or not v
+    if extra is None:
+        return None
+    return lambda v: not isinstance(v, dict) or all(extra(i) for i in v.values())
+
+
+def _items(schema: Mapping[str, Any]) -> Check | None:
+    sub = _compile(schema["items"])
+    if sub is None:
+        return None
+    return lambda v: not isinstance(v, (list, tuple)) or all(sub(i) for i in v)
+
+
+def _enum_of(values: Any) -> Check | None:
+    if not isinstance(values, (list, tuple)) or not all(isinstance(e, _SCALAR_TYPES) for e in values):
+        return None
+    pairs = tuple((type(e), e) for e in values)
+    return lambda v: any(type(v) is t and v == e for t, e in pairs)
+
+
+def _enum(schema: Mapping[str, Any]) -> Check | None:
+    return _enum_of(schema["enum"])
+
+
+def _const(schema: Mapping[str, Any]) -> Check | None:
+    return _enum_of([schema["const"]])
+
+
+def _bound(key: str, test: Callable[[Any, Any], bool], applies: Check) -> Callable[[Mapping[str, Any]], Check | None]:
+    def build(schema: Mapping[str, Any]) -> Check | None:
+        limit = schema[key]
+        if type(limit) not in (int, float):
+            return None
+        return lambda v: not applies(v) or test(v, limit)
+
+    return build
+
+
+def _sized(v: Any) -> bool:
+    return type(v) is str
+
+
+def _seq(v: Any) -> bool:
+    return isinstance(v, (list, tuple))
+
+
+def _any_of(schema: Mapping[str, Any]) -> Check | None:
+    subs = schema["anyOf"]
+    if not isinstance(subs, (list, tuple)) or not subs:
+        return None
+    compiled = [_compile(s) for s in subs]
+    if any(c is None for c in compiled):
+        return None
+    fns = tuple(compiled)
+    return lambda v: any(f(v) for f in fns)  # type: ignore[misc]
+
+
+_KEYWORDS: dict[str, Callable[[Mapping[str, Any]], Check | None]] = {
+    "type": _type,
+    "enum": _enum,
+    "const": _const,
+    "properties": _properties,
+    "required": _required,
+    "additionalProperties": _additional,
+    "items": _items,
+    "anyOf": _any_of,
+    "minimum": _bound("minimum", lambda v, n: v >= n, _is_number),
+    "maximum": _bound("maximum", lambda v, n: v <= n, _is_number),
+    "exclusiveMinimum": _bound("exclusiveMinimum", lambda v, n: v > n, _is_number),
+    "exclusiveMaximum": _bound("exclusiveMaximum", lambda v, n: v < n, _is_number),
+    "minLength": _bound("minLength", lambda v, n: len(v) >= n, _sized),
+    "maxLength": _bound("maxLength", lambda v, n: len(v) <= n, _sized),
+    "minItems": _bound("minItems", lambda v, n: len(v) >= n, _seq),
+    "maxItems": _bound("maxItems", lambda v, n: len(v) <= n, _seq),
+}
