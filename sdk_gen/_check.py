@@ -1,0 +1,369 @@
+"""Pre-flight: find certain mistakes in a snippet before anything runs.
+
+Only what is decidable from the text is reported; anything else passes, because a false alarm
+blocks a valid run while a miss costs only a runtime error the sandbox reports anyway. A
+snippet that doesn't parse yields no diagnostics: the sandbox reports syntax errors itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._names import RESERVED_METHODS
+from ._schema import resolve_pointer
+from ._sdk import SDK
+
+__all__ = ["Diagnostic", "check"]
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_MAX_DEPTH = 16
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem at a 1-based line and column of the snippet; `code` is a stable slug."""
+
+    line: int
+    col: int
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}, col {self.col}: {self.message}"
+
+
+def _hint(name: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def check(snippet: str, sdk: SDK) -> list[Diagnostic]:
+    """Diagnostics for a snippet (the body of an async function), sorted by position.
+
+    Reports unknown tools, unknown or missing arguments, literal values of the wrong type or
+    outside an enum, and tool calls whose result is dropped without `await`.
+    """
+    try:
+        tree = compile(
+            snippet, "<snippet>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        )
+    except (SyntaxError, ValueError):
+        return []
+    checker = _Checker(sdk, _LINE_BREAK.split(snippet))
+    if checker.shadowed(tree):
+        return []
+    checker.visit(tree)
+    return sorted(set(checker.found), key=lambda d: (d.line, d.col, d.code, d.message))
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, sdk: SDK, lines: list[str]) -> None:
+        self.sdk = sdk
+        self.ns = sdk.namespace
+        self.lines = lines
+        self.found: list[Diagnostic] = []
+
+    def shadowed(self, tree: ast.AST) -> bool:
+        """True when the snippet rebinds the namespace name; then nothing is checked."""
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Name)
+                and node.id == self.ns
+                and not isinstance(node.ctx, ast.Load)
+            ):
+                return True
+            if isinstance(node, ast.arg) and node.arg == self.ns:
+                return True
+            if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == self.ns:
+                return True
+            if isinstance(node, ast.Global | ast.Nonlocal) and self.ns in node.names:
+                return True
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and node.name == self.ns
+            ):
+                return True
+            if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name == self.ns:
+                return True
+        return False
+
+    def _report(self, node: ast.AST, code: str, message: str) -> None:
+        line = getattr(node, "lineno", 1)
+        offset = getattr(node, "col_offset", 0)
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        col = len(text.encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
+        self.found.append(Diagnostic(line, col, code, message))
+
+    # -- which calls are tool calls -------------------------------------------
+    def _tool_target(self, call: ast.Call) -> tuple[str, bool] | None:
+        """(name as written, written as attribute) for `ns.x(...)` or `ns["x"](...)`."""
+        func = call.func
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == self.ns
+        ):
+            return func.attr, True
+        if (
+            isinstance(func, ast.Subscript)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == self.ns
+            and isinstance(func.slice, ast.Constant)
+            and isinstance(func.slice.value, str)
+        ):
+            return func.slice.value, False
+        return None
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        """A tool call as a bare statement (or in a dropped display) is never awaited."""
+        value = node.value
+        calls = [value] if isinstance(value, ast.Call) else []
+        if isinstance(value, ast.List | ast.Tuple | ast.Set):
+            calls = [e for e in value.elts if isinstance(e, ast.Call)]
+        elif isinstance(value, ast.ListComp | ast.SetComp | ast.GeneratorExp) and isinstance(
+            value.elt, ast.Call
+        ):
+            calls = [value.elt]
+        for call in calls:
+            target = self._tool_target(call)
+            if target is None or (target[1] and target[0] in RESERVED_METHODS):
+                continue
+            method = self.sdk.resolve(target[0])
+            if method is not None:
+                self._report(
+                    call,
+                    "not-awaited",
+                    f"call to tool {method!r} is never awaited; write `await {self.ns}.{method}(...)`",
+                )
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        target = self._tool_target(node)
+        if target is not None:
+            self._check_call(node, *target)
+        self.generic_visit(node)
+
+    # -- one call ---------------------------------------------------------------
+    def _check_call(self, call: ast.Call, written: str, as_attribute: bool) -> None:
+        if as_attribute and written in RESERVED_METHODS:
+            return
+        method = self.sdk.resolve(written)
+        if method is None:
+            choices = self.sdk.names() if as_attribute else sorted(self.sdk.wire_names)
+            self._report(call, "unknown-tool", f"unknown tool {written!r}{_hint(written, choices)}")
+            return
+        spec = self.sdk.specs[self.sdk.method_names[method]]
+        schema = _params_object(spec.parameters)
+        if schema is None:
+            return
+        given: dict[str, tuple[ast.AST, ast.expr]] = {}
+        complete = True
+        if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 1:
+            return
+        if call.args:
+            arg = call.args[0]
+            if not isinstance(arg, ast.Dict):
+                if isinstance(arg, ast.Constant | ast.List | ast.Tuple | ast.Set | ast.JoinedStr):
+                    self._report(
+                        arg,
+                        "positional-argument",
+                        f"tool {method!r} takes keyword arguments or one dict, not a positional value",
+                    )
+                return
+            for key, value in zip(arg.keys, arg.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    given[key.value] = (key, value)
+                else:
+                    complete = False
+        for kw in call.keywords:
+            if kw.arg is None:
+                complete = False
+            else:
+                given[kw.arg] = (kw, kw.value)
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        closed = (
+            schema.get("additionalProperties", False) is False and "patternProperties" not in schema
+        )
+        for name, (where, value) in given.items():
+            if name not in props:
+                if closed:
+                    hint = _hint(name, [k for k in props if isinstance(k, str)])
+                    self._report(
+                        where,
+                        "unknown-argument",
+                        f"unknown argument {name!r} for tool {method!r}{hint}",
+                    )
+                continue
+            self._check_value(where, method, name, props[name], value, spec.parameters)
+        required = schema.get("required")
+        if complete and isinstance(required, list):
+            for name in required:
+                if isinstance(name, str) and name not in given:
+                    self._report(
+                        call,
+                        "missing-argument",
+                        f"missing required argument {name!r} for tool {method!r}",
+                    )
+
+    def _check_value(
+        self, where: ast.AST, method: str, name: str, schema: Any, value: ast.expr, root: Any
+    ) -> None:
+        literal = _literal(value)
+        if literal is _MISSING:
+            return
+        if literal is None and not _schema_allows_null(schema, root):
+            return  # None means "not sent" for an optional argument; a required one is the tool's call
+        problem = _violation(schema, literal, root, 0)
+        if problem:
+            self._report(where, "bad-value", f"argument {name!r} of tool {method!r}: {problem}")
+
+
+def _params_object(params: Any) -> Mapping[str, Any] | None:
+    """The parameter schema when it is a plain object schema, else None (check nothing)."""
+    schema = params
+    for _ in range(8):
+        if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
+            schema = resolve_pointer(params, schema["$ref"])[1]
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        return None
+    if any(
+        k in schema for k in ("allOf", "anyOf", "oneOf", "$ref", "not", "if", "dependentSchemas")
+    ):
+        return None
+    return schema
+
+
+def _literal(node: ast.expr) -> Any:
+    """The JSON value of a literal expression, or _MISSING when it isn't one."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _MISSING
+    return value if _is_json(value, 0) else _MISSING
+
+
+def _is_json(value: Any, depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(_is_json(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _schema_allows_null(schema: Any, root: Any) -> bool:
+    return _violation(schema, None, root, 0) is None
+
+
+_JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "object"
+
+
+def _is_type(value: Any, kind: str) -> bool:
+    actual = _json_type(value)
+    if kind == "number":
+        return actual in ("integer", "number")
+    if kind == "integer":
+        return actual == "integer" or (actual == "number" and float(value).is_integer())
+    return actual == kind
+
+
+def _json_eq(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_json_eq(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_eq(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _show(values: list[Any]) -> str:
+    shown = ", ".join(repr(v) for v in values[:8])
+    return shown + (", ..." if len(values) > 8 else "")
+
+
+def _violation(schema: Any, value: Any, root: Any, depth: int) -> str | None:
+    """Why `value` certainly breaks `schema` (type, enum, const), or None when unsure or fine."""
+    if depth > _MAX_DEPTH or not isinstance(schema, Mapping):
+        return "no value is allowed" if schema is False else None
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        found, target = resolve_pointer(root, ref)
+        return _violation(target, value, root, depth + 1) if found else None
+    if value is None and schema.get("nullable") is True:
+        return None
+    if "const" in schema and not _json_eq(value, schema["const"]):
+        return f"must be {schema['const']!r}, got {value!r}"
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and not any(_json_eq(value, e) for e in enum):
+        hint = (
+            _hint(value, [e for e in enum if isinstance(e, str)]) if isinstance(value, str) else ""
+        )
+        return f"{value!r} is not one of {_show(enum)}{hint}"
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            problems = [_violation(o, value, root, depth + 1) for o in options]
+            if all(problems):
+                return (
+                    problems[0]
+                    if len(options) == 1
+                    else f"{value!r} matches none of the allowed types"
+                )
+    parts = schema.get("allOf")
+    if isinstance(parts, list):
+        for part in parts:
+            problem = _violation(part, value, root, depth + 1)
+            if problem:
+                return problem
+    kind = schema.get("type")
+    kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
+    if (
+        kinds
+        and all(k in _JSON_TYPES for k in kinds)
+        and not any(_is_type(value, k) for k in kinds)
+    ):
+        return f"expected {' or '.join(kinds)}, got {_json_type(value)}"
+    if isinstance(value, dict) and isinstance(schema.get("properties"), Mapping):
+        for key, item in value.items():
+            if key in schema["properties"]:
+                problem = _violation(schema["properties"][key], item, root, depth + 1)
+                if problem:
+                    return f"in {key!r}: {problem}"
+    if isinstance(value, list | tuple) and isinstance(schema.get("items"), Mapping):
+        for i, item in enumerate(value):
+            problem = _violation(schema["items"], item, root, depth + 1)
+            if problem:
+                return f"item {i}: {problem}"
+    return None
