@@ -7,6 +7,7 @@ never imports `codemode` or `sandbox`; `codemode` composes it with the sandbox.
 from __future__ import annotations
 
 from ._check import Diagnostic, check
+from ._export import export_models
 from ._names import map_names, sanitize_name
 from ._sdk import DEFAULT_BUDGET, SDK, ToolSpec, clear_cache, generate
 
@@ -17,6 +18,7 @@ __all__ = [
     "ToolSpec",
     "check",
     "clear_cache",
+    "export_models",
     "generate",
     "map_names",
     "sanitize_name",

@@ -11,7 +11,7 @@ import ast
 import difflib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,43 +56,54 @@ def check(snippet: str, sdk: SDK) -> list[Diagnostic]:
         )
     except (SyntaxError, ValueError):
         return []
-    checker = _Checker(sdk, _LINE_BREAK.split(snippet))
-    if checker.shadowed(tree):
+    if sdk.namespace not in snippet:
         return []
-    checker.visit(tree)
+    checker = _Checker(sdk, _LINE_BREAK.split(snippet))
+    if not checker.run(tree):
+        return []
     return sorted(set(checker.found), key=lambda d: (d.line, d.col, d.code, d.message))
 
 
-class _Checker(ast.NodeVisitor):
+class _Checker:
     def __init__(self, sdk: SDK, lines: list[str]) -> None:
         self.sdk = sdk
         self.ns = sdk.namespace
         self.lines = lines
         self.found: list[Diagnostic] = []
 
-    def shadowed(self, tree: ast.AST) -> bool:
-        """True when the snippet rebinds the namespace name; then nothing is checked."""
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Name)
-                and node.id == self.ns
-                and not isinstance(node.ctx, ast.Load)
+    def run(self, tree: ast.AST) -> bool:
+        """Check every tool call in one walk; False when the snippet rebinds the namespace."""
+        ns = self.ns
+        for node in _walk(tree):
+            kind = type(node)
+            if kind is ast.Call:
+                target = self._tool_target(node)  # type: ignore[arg-type]
+                if target is not None:
+                    self._check_call(node, *target)  # type: ignore[arg-type]
+            elif kind is ast.Expr:
+                self._check_dropped(node)  # type: ignore[arg-type]
+            elif kind is ast.Name:
+                if node.id == ns and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                    return False
+            elif kind is ast.arg:
+                if node.arg == ns:  # type: ignore[attr-defined]
+                    return False
+            elif kind is ast.alias:
+                if (node.asname or node.name.split(".")[0]) == ns:  # type: ignore[attr-defined]
+                    return False
+            elif kind in (ast.Global, ast.Nonlocal):
+                if ns in node.names:  # type: ignore[attr-defined]
+                    return False
+            elif kind in (
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+                ast.MatchAs,
+                ast.MatchStar,
             ):
-                return True
-            if isinstance(node, ast.arg) and node.arg == self.ns:
-                return True
-            if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == self.ns:
-                return True
-            if isinstance(node, ast.Global | ast.Nonlocal) and self.ns in node.names:
-                return True
-            if (
-                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                and node.name == self.ns
-            ):
-                return True
-            if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name == self.ns:
-                return True
-        return False
+                if getattr(node, "name", None) == ns:
+                    return False
+        return True
 
     def _report(self, node: ast.AST, code: str, message: str) -> None:
         line = getattr(node, "lineno", 1)
@@ -121,7 +132,7 @@ class _Checker(ast.NodeVisitor):
             return func.slice.value, False
         return None
 
-    def visit_Expr(self, node: ast.Expr) -> None:
+    def _check_dropped(self, node: ast.Expr) -> None:
         """A tool call as a bare statement (or in a dropped display) is never awaited."""
         value = node.value
         calls = [value] if isinstance(value, ast.Call) else []
@@ -142,13 +153,6 @@ class _Checker(ast.NodeVisitor):
                     "not-awaited",
                     f"call to tool {method!r} is never awaited; write `await {self.ns}.{method}(...)`",
                 )
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        target = self._tool_target(node)
-        if target is not None:
-            self._check_call(node, *target)
-        self.generic_visit(node)
 
     # -- one call ---------------------------------------------------------------
     def _check_call(self, call: ast.Call, written: str, as_attribute: bool) -> None:
@@ -224,6 +228,30 @@ class _Checker(ast.NodeVisitor):
         problem = _violation(schema, literal, root, 0)
         if problem:
             self._report(where, "bad-value", f"argument {name!r} of tool {method!r}: {problem}")
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_SKIP_FIELDS = frozenset({"ctx", "op", "type_comment"})
+
+
+def _walk(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node, in no particular order; leaner than `ast.walk` (pre-flight's hot loop)."""
+    stack = [tree]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    AST = ast.AST
+    while stack:
+        node = pop()
+        yield node
+        kind = type(node)
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _SKIP_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                extend(v for v in value if isinstance(v, AST))
+            elif isinstance(value, AST):
+                push(value)
 
 
 def _params_object(params: Any) -> Mapping[str, Any] | None:
