@@ -354,7 +354,7 @@ def _definition_from_function(func: Callable[..., Awaitable[Any]], **options: An
     context_param: str | None = None
     for param in inspect.signature(func).parameters.values():
         annotation = hints.get(param.name, Any)
-        if _strip_annotated(annotation) is ExecutionContext:
+        if _is_context(annotation):
             context_param = param.name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
@@ -435,6 +435,12 @@ def _strip_annotated(annotation: Any) -> Any:
     while typing.get_origin(annotation) is Annotated:
         annotation = annotation.__origin__
     return annotation
+
+
+def _is_context(annotation: Any) -> bool:
+    """True for ``ExecutionContext`` and ``ExecutionContext | None``."""
+    base = _strip_annotated(annotation)
+    return base is ExecutionContext or ExecutionContext in typing.get_args(base)
 
 
 def _split_description(annotation: Any) -> tuple[Any, str | None]:

@@ -17,6 +17,8 @@ from typing import Any
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError
 
+from .frozen import thaw
+
 __all__ = ["SchemaValidator", "Violation", "check_schema", "compile_validator"]
 
 _MAX_MESSAGE = 200
@@ -69,7 +71,8 @@ class SchemaValidator:
         fast = self._fast
         if fast is not None and fast(value):
             return []
-        errors = sorted(self._full.iter_errors(value), key=lambda e: (list(map(str, e.path)), e.message))
+        # Errors are rare: thaw so messages show JSON-like reprs ([] not (), {} not FrozenDict).
+        errors = sorted(self._full.iter_errors(thaw(value)), key=lambda e: (list(map(str, e.path)), e.message))
         return [Violation(_format_path(e.path), _shorten(e.message)) for e in errors]
 
 
