@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import unicodedata
 from collections.abc import Iterable
 
 __all__ = ["RESERVED_METHODS", "is_keyword_name", "map_names", "sanitize_name"]
@@ -23,10 +24,13 @@ _INVALID_RUN = re.compile(r"[^0-9A-Za-z_]+")
 def sanitize_name(name: str) -> str:
     """Return the method name a wire name would get on its own (before de-duplication).
 
-    Always a valid, non-keyword ASCII identifier that is not a namespace helper and not a
+    Accents are dropped (`café` -> `cafe`), other non-ASCII runs become `_`. Always a valid,
+    non-keyword ASCII identifier that is not a namespace helper and not a
     dunder name (which would break the `Tools` protocol class).
     """
-    text = _INVALID_RUN.sub("_", str(name))
+    decomposed = unicodedata.normalize("NFKD", str(name))
+    text = "".join(c for c in decomposed if not unicodedata.combining(c))
+    text = _INVALID_RUN.sub("_", text)
     if not text.strip("_"):
         text = "tool" + text
     if text[0].isdigit():

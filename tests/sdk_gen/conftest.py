@@ -1,0 +1,3 @@
+"""Loads the hypothesis profiles for the sdk_gen tests (see sdkgen_helpers)."""
+
+import sdkgen_helpers  # noqa: F401  (registers and loads the profile)
