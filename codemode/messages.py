@@ -35,6 +35,7 @@ NO_APPROVAL_SERVICE = "approval required ({reason}) but no approval service is r
 APPROVAL_REFUSED = "approval refused ({reason})"
 APPROVAL_FAILED = "approval service failed: {error}"
 HOOK_FAILED = "{hook} hook failed: {error}"
+HOOK_RETURNED = "{hook} hook returned {got}, expected {expected}"
 TOOL_FAILED = "{name} failed: {error}"
 TIMED_OUT = "{name} timed out before it finished."
 INVALID_OUTPUT = "{name} returned an invalid result: {detail}"

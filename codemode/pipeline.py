@@ -24,7 +24,7 @@ from .content import check_content
 from .definition import ToolDefinition
 from .events import EVENT_TOOL_CALL, EVENT_TOOL_RESULT
 from .frozen import FrozenDict, FrozenList, NotJSONError, freeze
-from .hooks import HookSet, PostDecision
+from .hooks import ACCEPT, ALLOW, Decision, HookSet, PostDecision
 from .messages import ErrorKind
 from .validation import Violation
 
@@ -69,6 +69,8 @@ async def run_call(
                 result = _invalid_arguments(ctx, violations)
             else:
                 result = await _run_checked(hooks, definition, ctx, args)
+    except Exception as exc:  # e.g. an unresolvable $ref in an imported schema
+        result = _error(ctx, ErrorKind.TOOL_ERROR, m.TOOL_FAILED.format(name=name, error=_describe(exc)))
     except BaseException:
         result = _error(ctx, ErrorKind.CANCELLED, m.CANCELLED.format(name=name))
         log.append(_result_event(ctx, parent_call_id, result))
@@ -186,8 +188,10 @@ async def _admit(hooks: HookSet, ctx: ExecutionContext) -> ToolResult | None:
             decision = await _maybe_await(entry.fn(ctx))
         except Exception as exc:
             return _denied(ctx, m.HOOK_FAILED.format(hook="pre_execute", error=_describe(exc)))
-        if decision is None or decision.kind == "allow":
+        if decision is None or decision is ALLOW:
             continue
+        if type(decision) is not Decision:
+            return _denied(ctx, m.HOOK_RETURNED.format(hook="pre_execute", got=type(decision).__name__, expected="Decision"))
         if decision.kind == "deny":
             return _denied(ctx, decision.reason)
         if decision.kind == "ask" and ask_reason is None:
@@ -207,7 +211,11 @@ async def _admit(hooks: HookSet, ctx: ExecutionContext) -> ToolResult | None:
             decision = await _maybe_await(entry.fn(ctx))
         except Exception as exc:
             return _denied(ctx, m.HOOK_FAILED.format(hook="guard", error=_describe(exc)))
-        if decision is not None and decision.kind != "allow":
+        if decision is None or decision is ALLOW:
+            continue
+        if type(decision) is not Decision or decision.kind == "ask":
+            return _denied(ctx, m.HOOK_RETURNED.format(hook="guard", got=_kind(decision), expected="allow() or deny()"))
+        if decision.kind != "allow":
             return _denied(ctx, decision.reason)
     return None
 
@@ -260,8 +268,11 @@ async def _post(
             decision: PostDecision | None = await _maybe_await(entry.fn(ctx, result))
         except Exception as exc:
             return _error(ctx, ErrorKind.BLOCKED, m.BLOCKED.format(name=ctx.name, feedback=m.HOOK_FAILED.format(hook="post_execute", error=_describe(exc))))
-        if decision is None or decision.kind == "accept":
+        if decision is None or decision is ACCEPT:
             continue
+        if type(decision) is not PostDecision:
+            feedback = m.HOOK_RETURNED.format(hook="post_execute", got=type(decision).__name__, expected="PostDecision")
+            return _error(ctx, ErrorKind.BLOCKED, m.BLOCKED.format(name=ctx.name, feedback=feedback))
         if decision.kind == "block":
             return _error(ctx, ErrorKind.BLOCKED, m.BLOCKED.format(name=ctx.name, feedback=decision.feedback))
         if decision.kind == "replace_content":
@@ -298,6 +309,10 @@ def _content(blocks: Any) -> FrozenList | str:
         return freeze(blocks)
     except NotJSONError as exc:
         return str(exc)
+
+
+def _kind(decision: Any) -> str:
+    return f"ask({decision.reason!r})" if type(decision) is Decision else type(decision).__name__
 
 
 def _describe(exc: BaseException) -> str:

@@ -255,3 +255,14 @@ async def test_results_are_immutable(registry: Registry) -> None:
         result.is_error = True  # type: ignore[misc]
     with pytest.raises(TypeError):
         result.content[0]["text"] = "x"  # type: ignore[index]
+
+
+async def test_unresolvable_schema_reference_is_an_error_result() -> None:
+    async def body(args, ctx):
+        return []
+
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}
+    reg = single(Registry(), define_tool(name="mcp", description="d", parameters_schema=schema, execute=body))
+    result = await run(reg, "mcp", {"a": 1})
+    assert result.error == ErrorKind.TOOL_ERROR
+    assert result.text.startswith("mcp failed: ")

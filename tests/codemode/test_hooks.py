@@ -290,3 +290,19 @@ async def test_hooks_see_the_execution_context(registry: Registry) -> None:
 def test_hook_registration_needs_a_callable(registry: Registry) -> None:
     with pytest.raises(TypeError, match="pre_execute hook must be callable"):
         registry.on_pre_execute("nope")  # type: ignore[arg-type]
+
+
+async def test_hooks_returning_the_wrong_thing_fail_closed(registry: Registry) -> None:
+    with registry.on_pre_execute(lambda ctx: True):
+        assert (await run(registry)).text == (
+            "Call to echo was denied: pre_execute hook returned bool, expected Decision"
+        )
+    with registry.add_guard(lambda ctx: ask("hm")):
+        assert (await run(registry)).text == (
+            "Call to echo was denied: guard hook returned ask('hm'), expected allow() or deny()"
+        )
+    with registry.on_post_execute(lambda ctx, result: "ok"):
+        assert (await run(registry)).text == (
+            "Result of echo was blocked: post_execute hook returned str, expected PostDecision"
+        )
+    assert not (await run(registry)).is_error
