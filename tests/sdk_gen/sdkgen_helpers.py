@@ -60,5 +60,5 @@ def load_module(source: str, *, for_pydantic: bool = False) -> types.ModuleType:
     name = f"_sdk_under_test_{next(_counter)}"
     module = types.ModuleType(name)
     sys.modules[name] = module
-    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    exec(compile(source, f"<{name}>", "exec", dont_inherit=True), module.__dict__)
     return module
