@@ -79,13 +79,7 @@ def docstring(text: str, indent: str) -> str:
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
-    body = (
-        lines[0]
-        if len(lines) == 1
-        else "\n".join(
-            [lines[0]] + [(indent + line) if line else "" for line in lines[1:]] + [indent]
-        )
-    )
+    body = "\n".join([lines[0]] + [(indent + line) if line else "" for line in lines[1:]])
     awkward = '"""' in body or body.endswith(("\\", '"')) or any(_needs_escape(c) for c in body)
     if not awkward:
         return f'{indent}{"r" if chr(92) in body else ""}"""{body}"""'
@@ -134,7 +128,7 @@ def render_class(decl: ClassDecl, defined: Collection[str]) -> str:
     doc_lines = [decl.doc] if decl.doc else []
     field_lines = [f"{f.key}: {f.doc}" for f in decl.fields if f.doc]
     if field_lines:
-        doc_lines += ([""] if doc_lines else []) + field_lines
+        doc_lines += field_lines
     if doc_lines:
         lines.append(docstring("\n".join(doc_lines), INDENT))
     for f in decl.fields:
@@ -203,7 +197,7 @@ def _method_doc(decl: MethodDecl) -> str:
     if decl.extra is not None and (decl.params or decl.args is not None):
         notes.append(EXTRA_KWARGS_NOTE)
     if notes:
-        text = (text + "\n\n" if text else "") + "\n".join(notes)
+        text = (text + "\n" if text else "") + "\n".join(notes)
     return text
 
 
@@ -224,7 +218,7 @@ def render_full(
     body = [render_method(m) for m in methods]
     blocks.append("class Tools(Protocol):\n" + ("\n\n".join(body) if body else INDENT + "pass"))
     blocks.append(f"{namespace}: Tools")
-    code = "\n\n\n".join(blocks)
+    code = "\n\n".join(blocks)
     return f"{_instructions(namespace, imports)}\n\n```python\n{code}\n```\n"
 
 

@@ -378,7 +378,7 @@ class ToolConverter:
         for key, sub in props.items() if isinstance(props, Mapping) else ():
             if not isinstance(key, str):
                 continue
-            node = self.convert(sub, owner + pascal(key, "Field"), depth + 1)
+            node = self.convert(sub, pascal(key, "Field"), depth + 1)
             out.append(Field(key, node, key in required_set, field_doc(sub)))
         return [f for f in out if f.required] + [f for f in out if not f.required]
 

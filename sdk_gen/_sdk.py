@@ -13,14 +13,21 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from ._names import map_names
-from ._render import order_classes, render_classes, render_compact, render_full, render_method
+from ._render import (
+    order_classes,
+    render_classes,
+    render_compact,
+    render_full,
+    render_method,
+    render_type,
+)
 from ._schema import _RESERVED_CLASSES, ClassTable, ToolConverter, degraded_method, pascal
-from ._tree import ClassDecl, MethodDecl
+from ._tree import ArgsDecl, ClassDecl, MethodDecl, rename_refs
 
 __all__ = ["DEFAULT_BUDGET", "SDK", "ToolSpec", "generate"]
 
@@ -189,6 +196,57 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+def _rename_class(decl: ClassDecl, names: Mapping[str, str]) -> ClassDecl:
+    fields = tuple(replace(f, type=rename_refs(f.type, names)) for f in decl.fields)
+    return replace(decl, fields=fields)
+
+
+def _merge_duplicates(
+    classes: Mapping[str, ClassDecl], methods: list[MethodDecl]
+) -> tuple[dict[str, ClassDecl], list[MethodDecl]]:
+    """Merge structurally identical classes (tools often share `$defs`), keeping the first name.
+
+    Repeated until nothing changes, since merging children can make parents identical. A
+    method's own argument dict is never merged away: its name is part of its signature.
+    """
+    current = dict(classes)
+    keep = {m.args.decl.name for m in methods if m.args is not None}
+    total: dict[str, str] = {}
+    while True:
+        seen: dict[tuple[Any, ...], str] = {}
+        names: dict[str, str] = {}
+        for name, decl in current.items():
+            key = (
+                decl.doc,
+                tuple(
+                    (f.key, f.required, f.doc, render_type(rename_refs(f.type, {name: "<self>"})))
+                    for f in decl.fields
+                ),
+            )
+            if key in seen and name not in keep:
+                names[name] = seen[key]
+            else:
+                seen.setdefault(key, name)
+        if not names:
+            break
+        total = {old: names.get(new, new) for old, new in total.items()} | names
+        current = {n: _rename_class(d, names) for n, d in current.items() if n not in names}
+    if not total:
+        return current, methods
+    out = []
+    for m in methods:
+        out.append(
+            replace(
+                m,
+                params=tuple(replace(p, type=rename_refs(p.type, total)) for p in m.params),
+                args=None if m.args is None else ArgsDecl(current[m.args.decl.name]),
+                extra=None if m.extra is None else rename_refs(m.extra, total),
+                returns=rename_refs(m.returns, total),
+            )
+        )
+    return current, out
+
+
 def _build(
     specs: list[ToolSpec], imports: tuple[str, ...], budget: int | None, namespace: str
 ) -> SDK:
@@ -209,11 +267,12 @@ def _build(
             if converter.exact:
                 exact.add(method)
         methods.append(decl)
-    ordered = order_classes(table.decls)
+    classes, methods = _merge_duplicates(table.decls, methods)
+    ordered = order_classes(classes)
     class_texts = render_classes(ordered)
     describe = {}
     for decl in methods:
-        needed = _closure(decl.refs(), table.decls)
+        needed = _closure(decl.refs(), classes)
         blocks = [class_texts[c.name] for c in ordered if c.name in needed]
         describe[decl.method] = "\n\n".join([*blocks, render_method(decl, standalone=True)]) + "\n"
     full = render_full(methods, class_texts.values(), namespace=namespace, imports=imports)

@@ -18,11 +18,11 @@ __all__ = [
 
 #: `{ns}` is the namespace name, `{imports}` the allowed imports (or NO_IMPORTS).
 INSTRUCTIONS = """\
-Write Python 3.11 code to do the task. It runs as the body of an async function: use top-level `await`, and `return` a value to finish.
-Call tools as `await {ns}.name(arg=value)`; every call must be awaited. Run independent calls together with `await asyncio.gather({ns}.a(...), {ns}.b(...))`.
-Optional arguments default to None, which means not sent. You can also pass all arguments as one dict: `await {ns}.name({{"arg": value}})`.
-A failed call raises `ToolCallError`, with `.tool_name` and `.message`; catch it to recover or report.
-Only what you print and the value you return come back to you, so print or return just what you need.
+Write Python 3.11: the body of an async function (top-level `await` and `return` work).
+Call tools as `await {ns}.name(arg=value)` and await every call; run independent calls with `await asyncio.gather(...)`.
+Optional arguments default to None (not sent). Arguments can also go in one dict: `await {ns}.name({{"arg": value}})`.
+A failed call raises `ToolCallError` (`.tool_name`, `.message`).
+Only your prints and return value come back to you: keep them short.
 Allowed imports: {imports}."""
 
 NO_IMPORTS = "none"
@@ -34,15 +34,13 @@ There are {count} tools, listed below with a one-line summary. Before calling on
 HEADER = """\
 from typing import Any, Literal, NotRequired, Protocol, TypedDict"""
 
-TOOL_CALL_ERROR = '''\
+TOOL_CALL_ERROR = """\
 class ToolCallError(Exception):
-    """Raised by a failed tool call."""
-
     tool_name: str
-    message: str'''
+    message: str"""
 
 #: Docstring line for a tool whose argument names are not all Python names.
-ARGS_FORM_NOTE = "Pass the arguments as one dict; some names are not Python names."
+ARGS_FORM_NOTE = "Takes one dict: some argument names are not Python names."
 
 #: Docstring line for a tool whose schema allows more arguments than it lists.
 EXTRA_KWARGS_NOTE = "Other keyword arguments are accepted."

@@ -6,6 +6,7 @@ wording and layout never depend on how a schema was spelled.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ __all__ = [
     "UnionT",
     "ordered_refs",
     "refs_of",
+    "rename_refs",
     "union",
 ]
 
@@ -130,6 +132,21 @@ def ordered_refs(node: TypeNode) -> list[str]:
     elif isinstance(node, DictT):
         parts = (node.value,)
     return list(dict.fromkeys(name for part in parts for name in ordered_refs(part)))
+
+
+def rename_refs(node: TypeNode, names: Mapping[str, str]) -> TypeNode:
+    """The same type with class references renamed (used when merging duplicate classes)."""
+    if isinstance(node, Ref):
+        return Ref(names.get(node.name, node.name))
+    if isinstance(node, UnionT):
+        return UnionT(tuple(rename_refs(m, names) for m in node.members))
+    if isinstance(node, TupleT):
+        return TupleT(tuple(rename_refs(m, names) for m in node.items))
+    if isinstance(node, ListT):
+        return ListT(rename_refs(node.item, names))
+    if isinstance(node, DictT):
+        return DictT(rename_refs(node.value, names))
+    return node
 
 
 def refs_of(node: TypeNode) -> set[str]:

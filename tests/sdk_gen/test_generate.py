@@ -50,51 +50,39 @@ READ = ToolSpec(
 )
 
 PINNED = '''\
-Write Python 3.11 code to do the task. It runs as the body of an async function: use top-level `await`, and `return` a value to finish.
-Call tools as `await tools.name(arg=value)`; every call must be awaited. Run independent calls together with `await asyncio.gather(tools.a(...), tools.b(...))`.
-Optional arguments default to None, which means not sent. You can also pass all arguments as one dict: `await tools.name({"arg": value})`.
-A failed call raises `ToolCallError`, with `.tool_name` and `.message`; catch it to recover or report.
-Only what you print and the value you return come back to you, so print or return just what you need.
+Write Python 3.11: the body of an async function (top-level `await` and `return` work).
+Call tools as `await tools.name(arg=value)` and await every call; run independent calls with `await asyncio.gather(...)`.
+Optional arguments default to None (not sent). Arguments can also go in one dict: `await tools.name({"arg": value})`.
+A failed call raises `ToolCallError` (`.tool_name`, `.message`).
+Only your prints and return value come back to you: keep them short.
 Allowed imports: json, re.
 
 ```python
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
-
 class ToolCallError(Exception):
-    """Raised by a failed tool call."""
-
     tool_name: str
     message: str
 
-
 FsReadFileArgs = TypedDict('FsReadFileArgs', {'path': str, '2fa': NotRequired[str]})
 
-
-class GrepResultMatchesItem(TypedDict):
+class MatchesItem(TypedDict):
     path: str
     line: int
 
-
 class GrepResult(TypedDict):
-    matches: list[GrepResultMatchesItem]
-
+    matches: list[MatchesItem]
 
 class Tools(Protocol):
     async def fs_read_file(self, args: FsReadFileArgs, /) -> Any:
         """Read a text file.
-
-        Pass the arguments as one dict; some names are not Python names.
-        '2fa': Code.
-        """
+        Takes one dict: some argument names are not Python names.
+        '2fa': Code."""
 
     async def grep(self, *, pattern: str, limit: int = 100, mode: Literal['fast', 'full'] | None = None) -> GrepResult:
         """Search files for a regular expression.
-
         pattern: Regex to find. (min length 1)
-        limit: (>= 1)
-        """
-
+        limit: (>= 1)"""
 
 tools: Tools
 ```
@@ -117,7 +105,7 @@ def test_describe_accepts_wire_and_method_names():
     assert text == sdk.describe("fs_read_file")
     assert text.startswith("FsReadFileArgs = TypedDict(")
     assert "async def fs_read_file(args: FsReadFileArgs, /) -> Any:" in text
-    assert sdk.describe("grep").startswith("class GrepResultMatchesItem(TypedDict):")
+    assert sdk.describe("grep").startswith("class MatchesItem(TypedDict):")
 
 
 def test_describe_unknown_name_suggests():
