@@ -1,0 +1,45 @@
+"""sandbox: run model-written Python snippets safely.
+
+Dependency direction: `sandbox` stands alone. It knows nothing of tools, registries or SDKs;
+`codemode` composes it. A snippet is the body of an async function, compiled under a restricted
+policy and run in a single-use, resource-limited worker process (or in-process, for trusted
+code). It reaches the host only through named async functions ("bindings"), by JSON messages.
+"""
+
+from .api import BackendName, Runtime, get_runtime, run
+from .control import RunController
+from .host import BindingError
+from .inprocess import InProcessRuntime
+from .limits import DEFAULT_LIMITS, Limits
+from .result import ERROR_KINDS, ErrorKind, RunError, RunResult
+from .scheduler import ToolCallError
+from .shims import ALLOWED_MODULES
+from .workers import WorkerRuntime
+
+__all__ = [
+    "ALLOWED_MODULES",
+    "DEFAULT_LIMITS",
+    "ERROR_KINDS",
+    "BackendName",
+    "BindingError",
+    "ErrorKind",
+    "InProcessRuntime",
+    "Limits",
+    "RunController",
+    "RunError",
+    "RunResult",
+    "Runtime",
+    "ToolCallError",
+    "WorkerRuntime",
+    "get_runtime",
+    "run",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if hasattr(_obj, "__module__") and isinstance(_obj, type | type(run)):
+        try:
+            _obj.__module__ = __name__
+        except (AttributeError, TypeError):
+            pass
+del _name, _obj

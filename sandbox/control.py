@@ -1,0 +1,48 @@
+"""Steering a run from outside the snippet: stopping it for a limit, or cancelling it.
+
+`RunStopped` derives from BaseException so that `except Exception` in a snippet does not swallow
+a limit. A bare `except:` can still catch it once; the stop stays armed and re-fires (budget
+ticks, the worker's repeating timer), and the worker backend kills the process as a last resort.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from .result import ErrorKind, RunError
+
+
+class RunStopped(BaseException):
+    """Raised inside a run to end it with a given error kind."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        self.kind = kind
+        self.message = message
+        super().__init__(message)
+
+    def to_error(self) -> RunError:
+        return RunError(self.kind, self.message)
+
+
+class RunController:
+    """Lets the host cancel a run it started, with a reason the run's error reports.
+
+    Cancelling the awaiting task (an anyio cancel scope) also ends the run, but then the caller
+    gets no result; `cancel()` ends it with `RunResult(error=RunError("cancelled", ...))`.
+    """
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self.reason: str | None = None
+
+    def cancel(self, reason: str = "cancelled by the host") -> None:
+        if self.reason is None:
+            self.reason = reason
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.reason is not None
+
+    async def wait(self) -> None:
+        await self._event.wait()

@@ -1,0 +1,219 @@
+"""One run's interpreter state: compiled code, fresh globals, guards, shims, output, scheduler.
+
+Both backends build an `Execution` and drive its scheduler; only the waiting differs. This module
+also turns whatever ended the run into a `RunResult`: a returned value is checked for lossless
+JSON and size, and an exception becomes a message with the snippet's own line numbers and
+source lines and no host frame.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from .control import RunStopped
+from .guards import RunGuards, build_builtins, make_globals
+from .jsonvalue import NotJSONError, dumps, to_json_value
+from .limits import Limits
+from .namespace import check_call_size, make_namespace
+from .output import Output
+from .policy import ENTRY_POINT, FILENAME, PolicyError, compile_snippet
+from .result import RunError, RunResult
+from .scheduler import ASYNCIO_SHIM, CallRequest, PendingCall, Scheduler, ToolCallError
+from .shims import build_shims, make_import
+
+AWAIT_HINT = "hint: a tool call must be awaited: write `await {label}.name(...)`"
+TICK_CHECK_EVERY = 4096
+
+
+class Budget:
+    """The in-process backend's cooperative limits: operations and wall time, checked by the
+    `_tick_()` calls that budget mode compiles into every loop and function."""
+
+    __slots__ = ("remaining", "deadline", "countdown", "limit", "wall", "expired")
+
+    def __init__(self, limits: Limits) -> None:
+        self.limit = limits.max_operations
+        self.remaining = limits.max_operations
+        self.wall = limits.wall_time
+        self.deadline = time.monotonic() + limits.wall_time
+        self.countdown = TICK_CHECK_EVERY
+        self.expired: RunStopped | None = None
+
+    def tick(self) -> None:
+        self.countdown -= 1
+        if self.countdown > 0:
+            return
+        self.check(TICK_CHECK_EVERY)
+
+    def check(self, used: int) -> None:
+        self.countdown = TICK_CHECK_EVERY
+        self.remaining -= used
+        if self.expired is not None:
+            raise self.expired
+        if self.remaining <= 0:
+            self.expired = RunStopped(
+                "timeout",
+                f"the snippet used more than {self.limit} operations (loop iterations and calls); "
+                "do less work per run",
+            )
+            raise self.expired
+        if time.monotonic() > self.deadline:
+            self.expired = RunStopped("timeout", wall_time_message(self.wall))
+            raise self.expired
+
+    def iterate(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        tick = self.tick
+        for item in iterable:
+            tick()
+            yield item
+
+
+def wall_time_message(seconds: float) -> str:
+    return f"the run exceeded its wall-time limit of {seconds:g} s; do less work per run or split it"
+
+
+def cpu_time_message(seconds: float) -> str:
+    return f"the run exceeded its CPU-time limit of {seconds:g} s; do less work per run or split it"
+
+
+def memory_message(limit: int) -> str:
+    return (
+        f"the run exceeded its memory limit of {limit // (1024 * 1024)} MiB; "
+        "process data in smaller pieces"
+    )
+
+
+class Execution:
+    """Everything one run needs inside the interpreter that runs the snippet."""
+
+    def __init__(
+        self,
+        code: str,
+        binding_names: list[str],
+        limits: Limits,
+        *,
+        namespace: str = "tools",
+        docs: Mapping[str, str] | None = None,
+        budget: bool = False,
+    ) -> None:
+        self.source = code
+        self.limits = limits
+        self.label = namespace
+        self.output = Output(limits.max_output)
+        self.scheduler = Scheduler(limits.max_calls)
+        self.budget = Budget(limits) if budget else None
+        self.pending_calls: list[PendingCall] = []
+        self.compiled = compile_snippet(code, limits, budget=budget)
+
+        guards = RunGuards()
+        shims = build_shims(guards, ASYNCIO_SHIM)
+        ns = make_namespace(namespace, list(binding_names), self._issue, docs)
+        builtins = build_builtins(
+            guards,
+            print_fn=self.output.print,
+            import_fn=make_import(shims),
+            extra={namespace: ns, "ToolCallError": ToolCallError},
+            budget_iter=self.budget.iterate if self.budget else None,
+        )
+        hooks: dict[str, Any] = {}
+        if self.budget is not None:
+            hooks["_tick_"] = self.budget.tick
+            hooks["_budget_iter_"] = self.budget.iterate
+        self.globals = make_globals(builtins, guards, **hooks)
+
+    def _issue(self, request: CallRequest) -> PendingCall:
+        check_call_size(request, self.limits.max_call_bytes, self.label)
+        call = PendingCall(request)
+        self.pending_calls.append(call)
+        return call
+
+    def start(self) -> None:
+        """Define the snippet function and start its coroutine (nothing of the body runs yet)."""
+        exec(self.compiled, self.globals)
+        self.scheduler.start(self.globals.pop(ENTRY_POINT)())
+
+    # -- results -----------------------------------------------------------------------------
+    def logs(self) -> list[str]:
+        lines = self.output.lines()
+        for call in self.pending_calls:
+            if not call._awaited:
+                where = f"line {call._request.line}: " if call._request.line else ""
+                lines.append(
+                    f"[warning] {where}{self.label}.{call._request.name}(...) was never awaited, "
+                    "so it did not run"
+                )
+        return lines
+
+    def result(self) -> RunResult:
+        """The outcome once the main task is done."""
+        main = self.scheduler.main
+        assert main is not None and main.done
+        if main.error is not None:
+            return self.failure(self.describe_exception(main.error))
+        value = main.value
+        try:
+            plain = to_json_value(value, "$")
+        except NotJSONError as exc:
+            return self.failure(RunError("invalid-result", f"the return value is not JSON: {exc}"))
+        except RecursionError:
+            return self.failure(RunError("invalid-result", "the return value is nested too deeply"))
+        if plain is not None:
+            size = len(dumps(plain).encode("utf-8"))
+            if size > self.limits.max_result:
+                return self.failure(
+                    RunError(
+                        "invalid-result",
+                        f"the return value is {size} bytes of JSON; the limit is "
+                        f"{self.limits.max_result} bytes. Return a summary or a slice",
+                    )
+                )
+        return RunResult(value=plain, logs=self.logs())
+
+    def failure(self, error: RunError) -> RunResult:
+        return RunResult(value=None, logs=self.logs(), error=error)
+
+    def describe_exception(self, exc: BaseException) -> RunError:
+        if isinstance(exc, RunStopped):
+            return exc.to_error()
+        if isinstance(exc, MemoryError):
+            return RunError("memory", memory_message(self.limits.memory))
+        return RunError("exception", format_exception(exc, self.source, self.label))
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:
+        return "<exception message could not be shown>"
+    return text if isinstance(text, str) else "<exception message could not be shown>"
+
+
+def format_exception(exc: BaseException, source: str, label: str = "tools") -> str:
+    """`Type: message`, then the snippet frames only, each with its line and source text."""
+    lines = source.splitlines()
+    frames: list[tuple[int, str]] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == FILENAME:
+            name = "<snippet>" if code.co_name == ENTRY_POINT else code.co_name
+            frames.append((tb.tb_lineno, name))
+        tb = tb.tb_next
+    name = type(exc).__name__
+    text = _safe_str(exc)
+    out = [f"{name}: {text}" if text else name]
+    if frames:
+        out.append("Traceback (most recent call last):")
+        for lineno, fn in frames:
+            out.append(f"  line {lineno}, in {fn}")
+            if 0 < lineno <= len(lines):
+                out.append(f"    {lines[lineno - 1].strip()}")
+    if "PendingCall" in text or "coroutine" in text:
+        out.append(AWAIT_HINT.format(label=label))
+    return "\n".join(out)
+
+
+def syntax_result(error: PolicyError) -> RunResult:
+    return RunResult(error=RunError("syntax", str(error)))

@@ -1,0 +1,313 @@
+"""Runtime guards and the builtins a snippet sees.
+
+The compile policy refuses dangerous names it can see. These guards decide what it cannot:
+computed attribute names (`getattr(x, name)`), `str.format` field traversal, attribute writes,
+class creation, `type()` and imports. One `RunGuards` is made per run, so the set of classes the
+snippet created (the only classes it may modify) never outlives the run.
+"""
+
+from __future__ import annotations
+
+import _string
+import builtins as _builtins
+import string
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+
+_MISSING = object()
+
+#: Types whose instances accept attribute writes: a snippet only reaches instances of these that
+#: it made itself (JSON copies, its own containers, exceptions it raised).
+_WRITABLE_INSTANCE_TYPES: tuple[type, ...] = (dict, list, set, bytearray, deque, BaseException)
+
+
+def attribute_problem(name: object) -> str | None:
+    """Why a computed attribute name may not be used, or None if it may."""
+    if not isinstance(name, str):
+        return "attribute name must be a string"
+    if name.startswith("_"):
+        return f'attribute "{name}" is not accessible: names starting with "_" are private'
+    if name in INSPECT_ATTRIBUTES or name.endswith("__roles__"):
+        return f'attribute "{name}" is not accessible: it exposes interpreter internals'
+    return None
+
+
+class _GuardedFormatter(string.Formatter):
+    """`str.format` without the traversal escape: `"{0.__class__}"` reads attributes through the
+    same check as `getattr`."""
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        first, rest = _formatter_field_name_split(field_name)
+        obj = self.get_value(first, args, kwargs)
+        for is_attr, key in rest:
+            if is_attr:
+                problem = attribute_problem(key)
+                if problem:
+                    raise AttributeError(problem)
+                obj = getattr(obj, key)
+            else:
+                obj = obj[key]
+        return obj, first
+
+
+def _formatter_field_name_split(field_name: str) -> Any:
+    return _string.formatter_field_name_split(field_name)
+
+
+_FORMATTER = _GuardedFormatter()
+
+
+def safe_format(template: str, /, *args: Any, **kwargs: Any) -> str:
+    if not isinstance(template, str):
+        raise TypeError("format() template must be a str")
+    return _FORMATTER.vformat(template, args, kwargs)
+
+
+def safe_format_map(template: str, mapping: Mapping[str, Any], /) -> str:
+    if not isinstance(template, str):
+        raise TypeError("format_map() template must be a str")
+    return _FORMATTER.vformat(template, (), mapping)
+
+
+class _BoundFormat:
+    """`"...".format` as a callable that holds the template and nothing else reachable."""
+
+    __slots__ = ("_template", "_fn")
+
+    def __init__(self, template: str, fn: Callable[..., str]) -> None:
+        self._template = template
+        self._fn = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        return self._fn(self._template, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return "<built-in method format of str object>"
+
+
+def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
+    """`getattr` for snippets: refuses private and frame/code attributes; swaps in a safe
+    `str.format`."""
+    problem = attribute_problem(name)
+    if problem:
+        raise AttributeError(problem)
+    if name == "format" or name == "format_map":
+        fn = safe_format if name == "format" else safe_format_map
+        if isinstance(obj, str):
+            return _BoundFormat(obj, fn)
+        if obj is str:
+            return fn
+    if default is _MISSING:
+        return getattr(obj, name)
+    return getattr(obj, name, default)
+
+
+def guarded_hasattr(obj: Any, name: Any) -> bool:
+    if attribute_problem(name):
+        return False
+    try:
+        guarded_getattr(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+class _TypeMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, type)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return isinstance(sub, type) and issubclass(sub, type)
+
+    def __repr__(cls) -> str:
+        return "<class 'type'>"
+
+
+class SafeType(metaclass=_TypeMeta):
+    """The snippet's `type`: `type(x)` and `isinstance(x, type)` work; the three-argument form,
+    which builds classes outside the class-statement checks, does not."""
+
+    def __new__(cls, *args: Any) -> Any:  # type: ignore[misc]
+        if len(args) != 1:
+            raise TypeError(
+                "type() takes exactly one argument in the sandbox; define classes with 'class'"
+            )
+        return type(args[0])
+
+
+SafeType.__name__ = "type"
+SafeType.__qualname__ = "type"
+
+
+class ReadOnly:
+    """Marker base for host-made objects a snippet may use but never modify (module shims, the
+    bindings namespace)."""
+
+    __slots__ = ()
+
+
+class RunGuards:
+    """Per-run guard state: the classes this run created."""
+
+    def __init__(self) -> None:
+        self.owned: weakref.WeakSet[type] = weakref.WeakSet()
+        self.class_factory = _ClassFactory(self.owned)
+
+    def write(self, obj: Any) -> Any:
+        """`_write_`: the target of `obj.attr = v` / `del obj.attr`. Returns obj if allowed."""
+        cls = type(obj)
+        if isinstance(obj, type):
+            if obj in self.owned:
+                return obj
+            raise TypeError(
+                f"cannot modify class '{obj.__name__}': only classes defined in the snippet can be changed"
+            )
+        if cls in self.owned or isinstance(obj, _WRITABLE_INSTANCE_TYPES):
+            return obj
+        if isinstance(obj, ReadOnly):
+            raise TypeError(f"cannot modify {obj!r}")
+        raise TypeError(f"cannot modify attributes of a '{cls.__name__}' object in the sandbox")
+
+    def setattr(self, obj: Any, name: Any, value: Any) -> None:
+        problem = attribute_problem(name)
+        if problem:
+            raise AttributeError(problem)
+        setattr(self.write(obj), name, value)
+
+    def delattr(self, obj: Any, name: Any) -> None:
+        problem = attribute_problem(name)
+        if problem:
+            raise AttributeError(problem)
+        delattr(self.write(obj), name)
+
+    def require_owned_class(self, cls: Any, what: str) -> None:
+        if not (isinstance(cls, type) and cls in self.owned):
+            raise TypeError(f"{what} only applies to classes defined in the snippet")
+
+
+class _ClassFactory:
+    """What RestrictedPython's class rewrite calls as `__metaclass__`.
+
+    It finds the metaclass the bases imply (so `class Color(Enum)` and `class Row(TypedDict)`
+    work), refuses new metaclasses (a base that is itself a metaclass), and records the class as
+    snippet-owned.
+    """
+
+    __slots__ = ("_owned",)
+
+    def __init__(self, owned: weakref.WeakSet[type]) -> None:
+        self._owned = owned
+
+    @staticmethod
+    def _meta(bases: tuple[Any, ...]) -> type:
+        meta: type = type
+        for base in bases:
+            if not isinstance(base, type):
+                raise TypeError(f"class bases must be classes, got a '{type(base).__name__}'")
+            if issubclass(base, type):
+                raise TypeError("defining metaclasses is not allowed in the sandbox")
+            base_meta = type(base)
+            if issubclass(base_meta, meta):
+                meta = base_meta
+            elif not issubclass(meta, base_meta):
+                raise TypeError("the bases of this class have conflicting metaclasses")
+        return meta
+
+    def __prepare__(self, name: str, bases: tuple[Any, ...], **kwds: Any) -> Any:
+        meta = self._meta(bases)
+        if meta is type:
+            return {}
+        return meta.__prepare__(name, bases, **kwds)
+
+    def __call__(self, name: str, bases: tuple[Any, ...], namespace: Any, **kwds: Any) -> type:
+        meta = self._meta(bases)
+        cls = meta(name, bases, namespace, **kwds)
+        self._owned.add(cls)
+        return cls
+
+
+SAFE_BUILTIN_NAMES = (
+    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
+    "classmethod", "complex", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "hash", "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map",
+    "max", "min", "next", "object", "oct", "ord", "pow", "property", "range", "repr", "reversed",
+    "round", "set", "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "zip",
+    "aiter", "anext",
+)
+
+EXCEPTION_NAMES = (
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BufferError",
+    "EOFError", "Exception", "FloatingPointError", "GeneratorExit", "ImportError", "IndexError",
+    "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError", "ModuleNotFoundError",
+    "NameError", "NotImplementedError", "OSError", "OverflowError", "RecursionError",
+    "ReferenceError", "RuntimeError", "StopAsyncIteration", "StopIteration", "SyntaxError",
+    "SystemExit", "TimeoutError", "TypeError", "UnboundLocalError", "UnicodeDecodeError",
+    "UnicodeEncodeError", "UnicodeError", "ValueError", "ZeroDivisionError", "Warning",
+    "UserWarning", "DeprecationWarning", "RuntimeWarning", "LookupError", "ExceptionGroup",
+    "BaseExceptionGroup",
+)
+
+
+def build_builtins(
+    guards: RunGuards,
+    *,
+    print_fn: Callable[..., None],
+    import_fn: Callable[..., Any],
+    extra: Mapping[str, Any] = {},
+    budget_iter: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> dict[str, Any]:
+    """The `__builtins__` dict of one run."""
+    b: dict[str, Any] = {name: getattr(_builtins, name) for name in SAFE_BUILTIN_NAMES}
+    b.update({name: getattr(_builtins, name) for name in EXCEPTION_NAMES})
+    b.update(
+        {
+            "None": None,
+            "True": True,
+            "False": False,
+            "NotImplemented": NotImplemented,
+            "Ellipsis": Ellipsis,
+            "type": SafeType,
+            "getattr": guarded_getattr,
+            "hasattr": guarded_hasattr,
+            "setattr": guards.setattr,
+            "delattr": guards.delattr,
+            "print": print_fn,
+            "__import__": import_fn,
+            "__build_class__": _builtins.__build_class__,
+            "__name__": "__snippet__",
+        }
+    )
+    if budget_iter is not None:
+        b["range"] = _budgeted_range(budget_iter)
+    b.update(extra)
+    return b
+
+
+def _budgeted_range(budget_iter: Callable[[Iterable[Any]], Iterable[Any]]) -> Callable[..., Any]:
+    """In budget mode a large range counts against the operation budget as C code consumes it
+    (`sum(range(10**12))` would otherwise never yield to a cooperative limit)."""
+
+    def range_(*args: Any) -> Any:
+        r = range(*args)
+        if len(r) <= 10_000:
+            return r
+        return budget_iter(r)
+
+    return range_
+
+
+def make_globals(builtins: dict[str, Any], guards: RunGuards, **hooks: Any) -> dict[str, Any]:
+    """Fresh module globals for the compiled snippet."""
+    g: dict[str, Any] = {
+        "__builtins__": builtins,
+        "__name__": "__snippet__",
+        "__metaclass__": guards.class_factory,
+        "_getattr_": guarded_getattr,
+        "_write_": guards.write,
+    }
+    g.update(hooks)
+    return g

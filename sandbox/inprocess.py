@@ -1,0 +1,122 @@
+"""The in-process backend: same policy, guards and shims, no process boundary.
+
+For trusted code and tests. Limits are cooperative: budget mode compiles a `_tick_()` into every
+loop and function, counting operations and checking the wall clock, and the host wait is an
+anyio deadline. What it cannot do: stop a single long C call (`re` backtracking, `10**10**8`),
+cap memory, or isolate state that lives in C modules (thread-local decimal context and the like).
+Use the worker backend for anything a model wrote.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+
+import anyio
+
+from .control import RunController, RunStopped
+from .execution import Execution, syntax_result, wall_time_message
+from .host import Bindings, invoke
+from .limits import Limits
+from .policy import PolicyError
+from .result import RunError, RunResult
+
+
+class InProcessRuntime:
+    """Runs snippets in the calling process. Stateless: every run builds fresh globals and shims."""
+
+    name = "inprocess"
+
+    async def run(
+        self,
+        code: str,
+        *,
+        bindings: Bindings,
+        limits: Limits,
+        namespace: str = "tools",
+        docs: Mapping[str, str] | None = None,
+        controller: RunController | None = None,
+    ) -> RunResult:
+        try:
+            execution = Execution(code, list(bindings), limits, namespace=namespace, docs=docs, budget=True)
+        except PolicyError as exc:
+            return syntax_result(exc)
+        sched = execution.scheduler
+        outcome: RunResult | None = None
+        try:
+            with anyio.move_on_after(limits.wall_time) as deadline:
+                async with anyio.create_task_group() as tg:
+                    if controller is not None:
+                        async def watch() -> None:
+                            await controller.wait()
+                            tg.cancel_scope.cancel()
+                        tg.start_soon(watch)
+                    try:
+                        outcome = await _drive(execution, bindings, tg)
+                    finally:
+                        tg.cancel_scope.cancel()
+            if outcome is None:
+                if controller is not None and controller.cancelled:
+                    outcome = execution.failure(RunError("cancelled", f"the run was cancelled: {controller.reason}"))
+                elif deadline.cancelled_caught:
+                    outcome = execution.failure(RunError("timeout", wall_time_message(limits.wall_time)))
+                else:  # pragma: no cover - the drive loop always sets an outcome
+                    outcome = execution.failure(RunError("crashed", "the run ended without a result"))
+            return outcome
+        finally:
+            sched.close()
+
+
+async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup) -> RunResult:
+    sched = execution.scheduler
+    send, receive = anyio.create_memory_object_stream[tuple[int, bool, object]](math.inf)
+    in_flight = 0
+
+    async def call(call_id: int, name: str, args: list, kwargs: dict) -> None:
+        ok, value = await invoke(bindings, name, args, kwargs)
+        send.send_nowait((call_id, ok, value))
+
+    try:
+        execution.start()
+        while True:
+            sched.run_ready()
+            if sched.main_done:
+                return execution.result()
+            batch = sched.take_outbox()
+            if len(batch) == 1 and in_flight == 0 and not sched.ready and not sched.timers:
+                # The common sequential case: await the binding inline, no task needed.
+                call_id, req = batch[0]
+                ok, value = await invoke(bindings, req.name, req.args, req.kwargs)
+                sched.resolve(call_id, ok, value)
+                continue
+            for call_id, req in batch:
+                in_flight += 1
+                tg.start_soon(call, call_id, req.name, req.args, req.kwargs)
+            if sched.ready:
+                continue
+            deadline = sched.next_deadline()
+            if in_flight == 0 and deadline is None:
+                raise RunStopped(
+                    "exception",
+                    "the snippet awaits something that can never finish",
+                )
+            delay = math.inf if deadline is None else max(0.0, deadline - time.monotonic())
+            with anyio.move_on_after(delay):
+                call_id, ok, value = await receive.receive()
+                in_flight -= 1
+                sched.resolve(call_id, ok, value)
+                while True:
+                    try:
+                        call_id, ok, value = receive.receive_nowait()
+                    except anyio.WouldBlock:
+                        break
+                    in_flight -= 1
+                    sched.resolve(call_id, ok, value)
+            sched.fire_timers()
+    except RunStopped as stop:
+        return execution.failure(stop.to_error())
+    except MemoryError as exc:
+        return execution.failure(execution.describe_exception(exc))
+    except RecursionError as exc:
+        return execution.failure(execution.describe_exception(exc))

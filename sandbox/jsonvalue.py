@@ -1,0 +1,94 @@
+"""Lossless JSON: the only shape of data that crosses between a snippet and its host.
+
+`to_json_value` walks a value once, checks it and returns a plain copy made of dict (str keys),
+list, str, int, float, bool and None. Tuples become lists; dict/list/tuple subclasses are read
+through the base type's own methods, so a snippet's overridden `__iter__` or `items` never runs
+here. Anything else raises `NotJSONError`, whose message names the offending part by path
+(`$.rows[3].when`) and says what would work instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_DEPTH = 100
+#: Python refuses to turn ints over 4,300 digits into text; stay clear of that.
+MAX_INT_BITS = 13_000
+
+
+class NotJSONError(ValueError):
+    """The value is not lossless JSON; `path` locates the offending part."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{problem} at {path}")
+
+
+def _type_name(value: Any) -> str:
+    # Never call repr() here: a snippet's __repr__ may raise or lie.
+    return type(value).__name__
+
+
+def _convert(value: Any, path: str, depth: int, active: set[int]) -> Any:
+    t = type(value)
+    if value is None or t is bool or t is str:
+        return value
+    if t is int:
+        if value.bit_length() > MAX_INT_BITS:
+            raise NotJSONError(path, "integer has more than 4000 digits; return it as a string")
+        return value
+    if t is float:
+        if math.isnan(value) or math.isinf(value):
+            raise NotJSONError(path, f"{value} is not JSON (NaN and infinity have no JSON form)")
+        return value
+    if depth >= MAX_DEPTH:
+        raise NotJSONError(path, f"value is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        key = id(value)
+        if key in active:
+            raise NotJSONError(path, "value contains a cycle (it refers to itself)")
+        active.add(key)
+        out = {}
+        for k, v in dict.items(value):
+            if type(k) is not str:
+                raise NotJSONError(
+                    path, f"dict key of type {_type_name(k)} is not JSON (keys must be str)"
+                )
+            out[k] = _convert(v, f"{path}[{json.dumps(k)}]", depth + 1, active)
+        active.discard(key)
+        return out
+    if isinstance(value, (list, tuple)):
+        key = id(value)
+        if key in active:
+            raise NotJSONError(path, "value contains a cycle (it refers to itself)")
+        active.add(key)
+        items = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
+        out_list = [_convert(v, f"{path}[{i}]", depth + 1, active) for i, v in enumerate(items)]
+        active.discard(key)
+        return out_list
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, (set, frozenset)):
+        raise NotJSONError(path, f"{_type_name(value)} is not JSON; convert it with sorted(...)")
+    if isinstance(value, (bytes, bytearray)):
+        raise NotJSONError(path, f"{_type_name(value)} is not JSON; decode it to str first")
+    if isinstance(value, bool) or isinstance(value, (int, float)):
+        raise NotJSONError(path, f"{_type_name(value)} is not JSON; convert it with int() or float()")
+    if callable(value):
+        raise NotJSONError(path, f"{_type_name(value)} is not JSON (functions cannot be returned)")
+    raise NotJSONError(
+        path, f"{_type_name(value)} is not JSON; convert it to dict, list, str or a number"
+    )
+
+
+def to_json_value(value: Any, path: str = "$") -> Any:
+    """A plain lossless-JSON copy of `value`, or `NotJSONError` naming what is wrong and where."""
+    return _convert(value, path, 0, set())
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text of a value already checked by `to_json_value`."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))

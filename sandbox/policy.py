@@ -1,0 +1,420 @@
+"""The compile policy: which Python a snippet may use, decided before anything runs.
+
+A snippet is the body of an async function. `compile_snippet` parses it, checks its size, runs
+`SnippetPolicy` (a subclass of RestrictedPython's transformer) over the tree, wraps the body in
+`async def __snippet__()` host-side and compiles it.
+
+What the policy adds to RestrictedPython's and why:
+- `async def`, `await`, `async for`, `async with`: tools are async, so snippets must await them.
+  They get the same name checks as their synchronous twins.
+- `match`, `nonlocal`, annotated assignments (dataclasses, TypedDicts): models write them. Names
+  bound by patterns and attribute names in class patterns get the usual "_" checks.
+- More dunder methods may be *defined* in classes (`__repr__`, `__len__`, `__iter__`, ...): they
+  run as restricted code, so defining them opens nothing.
+
+What it removes, to cut the per-operation tax, and why that is safe here:
+- Attribute reads are native except `format`/`format_map`, which go through `_getattr_`. Every
+  other dangerous attribute is refused by name at compile time ("_" names and frame/code
+  attributes), computed names go through the guarded `getattr`, and nothing reachable is a real
+  module or host object, so the runtime hook had nothing left to decide.
+- Item reads and writes, iteration, unpacking and `+=` are native. RestrictedPython routes them
+  through hooks to protect Zope objects; a snippet only holds objects it made or JSON copies, and
+  container methods such as `.update()` were never guarded anyway. Attribute *writes* keep
+  `_write_`, which refuses classes, modules and functions the snippet did not create.
+- `print` is a plain builtin that writes to the run's log instead of RestrictedPython's
+  `printed` collector.
+
+Budget mode (the in-process backend, where no process can be killed) inserts `_tick_()` at the
+top of every loop body and function, so a runaway loop ends with a clean `timeout`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from types import CodeType
+
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
+
+from .limits import Limits
+
+FILENAME = "<snippet>"
+ENTRY_POINT = "__snippet__"
+
+#: Attribute names that always pass through the runtime `_getattr_` guard.
+RUNTIME_CHECKED_ATTRIBUTES = frozenset({"format", "format_map"})
+
+#: Dunder attributes a snippet may read: `super().__init__(...)` is everyday class code, and a
+#: bound `__init__` leads nowhere that the "_" rule does not already block.
+READABLE_DUNDERS = frozenset({"__init__", "__post_init__"})
+
+#: Dunder methods a snippet may define in a class body. They run as restricted code.
+DEFINABLE_DUNDERS = frozenset(
+    {
+        "__init__", "__post_init__", "__repr__", "__str__", "__format__", "__hash__", "__bool__",
+        "__len__", "__iter__", "__next__", "__contains__", "__getitem__", "__setitem__",
+        "__delitem__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__",
+        "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__floordiv__",
+        "__mod__", "__neg__", "__pos__", "__abs__", "__call__", "__enter__", "__exit__",
+    }
+)
+
+_RESERVED_NAMES = frozenset({"printed", "builtins", "breakpoint"})
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One reason the policy refused a snippet."""
+
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line else self.message
+
+
+class PolicyError(Exception):
+    """The snippet was refused before running; `problems` lists each reason with its line."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+# RestrictedPython's own messages, for the checks we inherit, rewritten into our voice.
+_REWRITES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^TryStar statements are not allowed\.$"), "try/except* is not supported"),
+    (re.compile(r"^(\w+) statements are not allowed\.$"), r"\1 syntax is not supported"),
+    (re.compile(r"^Exec calls are not allowed\.$"), "exec() is not available"),
+    (re.compile(r"^Eval calls are not allowed\.$"), "eval() is not available"),
+    (re.compile(r'^"\*" imports are not allowed\.$'), "'from ... import *' is not supported"),
+    (
+        re.compile(r'^The keyword argument "metaclass" is not allowed\.$'),
+        "metaclass= is not allowed in a class definition",
+    ),
+    (
+        re.compile(r"^Augmented assignment of .*$"),
+        "this augmented assignment target is not supported",
+    ),
+]
+
+
+def _rewrite(info: str) -> str:
+    for pattern, replacement in _REWRITES:
+        if pattern.match(info):
+            return pattern.sub(replacement, info)
+    return info
+
+
+def _name_problem(name: str, what: str) -> str | None:
+    if name.startswith("_") and name != "_":
+        return f'{what} "{name}" is not allowed: names starting with "_" are reserved'
+    if name.endswith("__roles__"):
+        return f'{what} "{name}" is not allowed'
+    if name in _RESERVED_NAMES:
+        return f'{what} "{name}" is reserved'
+    return None
+
+
+class SnippetPolicy(RestrictingNodeTransformer):
+    """RestrictedPython's transformer, extended for async snippets (see the module docstring)."""
+
+    def __init__(self, *, budget: bool = False) -> None:
+        super().__init__()
+        self.budget = budget
+        self.problems: list[Problem] = []
+
+    # -- reporting ---------------------------------------------------------------------------
+    def error(self, node: ast.AST, info: str) -> None:  # type: ignore[override]
+        self.problems.append(Problem(getattr(node, "lineno", None), _rewrite(info)))
+        self.errors.append(info)
+
+    def _refuse(self, node: ast.AST, message: str) -> None:
+        self.problems.append(Problem(getattr(node, "lineno", None), message))
+        self.errors.append(message)
+
+    def check_name(self, node, name, allow_magic_methods=False):  # type: ignore[override]
+        if name is None:
+            return
+        if allow_magic_methods and name in DEFINABLE_DUNDERS and node.col_offset != 0:
+            return
+        problem = _name_problem(name, "name")
+        if problem:
+            self._refuse(node, problem)
+
+    # -- printing: a plain builtin, not RestrictedPython's collector -------------------------
+    def inject_print_collector(self, node, position=0):  # type: ignore[override]
+        return None
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if isinstance(node.ctx, ast.Load):
+            self.used_names[node.id] = True
+        if node.id in ("print", "printed") and isinstance(node.ctx, ast.Load):
+            return node
+        self.check_name(node, node.id)
+        return node
+
+    # -- attributes and items ----------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        attr = node.attr
+        if attr in INSPECT_ATTRIBUTES:
+            self._refuse(node, f'attribute "{attr}" is not allowed: it exposes interpreter internals')
+        elif attr.startswith("_") and attr != "_" and not (
+            attr in READABLE_DUNDERS and isinstance(node.ctx, ast.Load)
+        ):
+            self._refuse(node, f'attribute "{attr}" is not allowed: names starting with "_" are private')
+        elif attr.endswith("__roles__"):
+            self._refuse(node, f'attribute "{attr}" is not allowed')
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            if attr not in RUNTIME_CHECKED_ATTRIBUTES:
+                return node
+            call = ast.Call(
+                func=ast.Name("_getattr_", ast.Load()),
+                args=[node.value, ast.Constant(attr)],
+                keywords=[],
+            )
+            return ast.copy_location(call, node)
+        guarded = ast.Call(func=ast.Name("_write_", ast.Load()), args=[node.value], keywords=[])
+        node.value = ast.copy_location(guarded, node.value)
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_With(self, node: ast.With) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if isinstance(node.func, ast.Name) and node.func.id in ("exec", "eval", "compile"):
+            self._refuse(node, f"{node.func.id}() is not available")
+        return self.node_contents_visit(node)
+
+    # -- loops and functions -----------------------------------------------------------------
+    def _tick(self, node: ast.AST) -> ast.stmt:
+        stmt = ast.Expr(ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[]))
+        return ast.copy_location(stmt, node)
+
+    def _loop(self, node):
+        node = self.node_contents_visit(node)
+        if self.budget:
+            node.body.insert(0, self._tick(node))
+        return node
+
+    def guard_iter(self, node):  # type: ignore[override]
+        if isinstance(node, ast.comprehension):
+            node = self.node_contents_visit(node)
+            if self.budget:
+                node.iter = ast.copy_location(
+                    ast.Call(func=ast.Name("_budget_iter_", ast.Load()), args=[node.iter], keywords=[]),
+                    node.iter,
+                )
+            return node
+        return self._loop(node)
+
+    def visit_While(self, node: ast.While) -> ast.AST:
+        return self._loop(node)
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
+        return self._loop(node)
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_Await(self, node: ast.Await) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def _function(self, node):
+        self.check_name(node, node.name, allow_magic_methods=True)
+        self.check_function_argument_names(node)
+        node = self.node_contents_visit(node)
+        if self.budget:
+            node.body.insert(0, self._tick(node))
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return self._function(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        return self._function(node)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> ast.AST:
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_Global(self, node: ast.Global) -> ast.AST:
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    # -- match -------------------------------------------------------------------------------
+    def visit_Match(self, node: ast.Match) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_match_case(self, node: ast.match_case) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_MatchValue(self, node: ast.MatchValue) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_MatchSingleton(self, node: ast.MatchSingleton) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_MatchSequence(self, node: ast.MatchSequence) -> ast.AST:
+        return self.node_contents_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> ast.AST:
+        self.check_name(node, node.name)
+        return self.node_contents_visit(node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> ast.AST:
+        self.check_name(node, node.rest)
+        return self.node_contents_visit(node)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> ast.AST:
+        # `case C(x=...)` reads attribute x natively, so it gets the attribute checks.
+        for attr in node.kwd_attrs:
+            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES:
+                self._refuse(node, f'attribute "{attr}" is not allowed in a class pattern')
+        return self.node_contents_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> ast.AST:
+        self.check_name(node, node.name)
+        return self.node_contents_visit(node)
+
+    def visit_MatchOr(self, node: ast.MatchOr) -> ast.AST:
+        return self.node_contents_visit(node)
+
+
+def _depth_and_size(tree: ast.AST, max_depth: int, max_nodes: int) -> tuple[int, int]:
+    """Iterative walk so that a hostile tree cannot blow the host's stack."""
+    count = 0
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if depth > deepest:
+            deepest = depth
+        if count > max_nodes or deepest > max_depth:
+            break
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, depth + 1))
+    return deepest, count
+
+
+class _GlobalCollector(ast.NodeVisitor):
+    """Names that nested functions declare `global`: they must be module globals of the wrapper,
+    so that `count = 0` at the top level and `global count` in a helper mean the same variable,
+    exactly as in a script."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.names.update(node.names)
+
+
+def _top_level_yield(body: list[ast.stmt]) -> ast.AST | None:
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return None
+
+
+def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> CodeType:
+    """Compile a snippet into a module code object that defines `__snippet__`.
+
+    Raises `PolicyError` listing every problem (size limits, parse errors and policy refusals),
+    each with the snippet's own line number.
+    """
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if size > limits.max_source:
+        raise PolicyError(
+            [Problem(None, f"the snippet is {size} bytes; the limit is {limits.max_source} bytes")]
+        )
+    try:
+        tree = ast.parse(source, filename=FILENAME, mode="exec")
+    except SyntaxError as exc:
+        raise PolicyError([_syntax_problem(exc, source)]) from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise PolicyError([Problem(None, f"the snippet could not be parsed: {exc}")]) from None
+    depth, nodes = _depth_and_size(tree, limits.max_ast_depth, limits.max_ast_nodes)
+    if nodes > limits.max_ast_nodes:
+        raise PolicyError(
+            [Problem(None, f"the snippet has more than {limits.max_ast_nodes} syntax nodes; split it up")]
+        )
+    if depth > limits.max_ast_depth:
+        raise PolicyError(
+            [Problem(None, f"the snippet nests deeper than {limits.max_ast_depth} levels; flatten it")]
+        )
+    stray = _top_level_yield(tree.body)
+    if stray is not None:
+        raise PolicyError(
+            [Problem(getattr(stray, "lineno", None), "yield is only allowed inside a def")]
+        )
+
+    policy = SnippetPolicy(budget=budget)
+    try:
+        tree = policy.visit(tree)
+    except RecursionError:
+        raise PolicyError([Problem(None, "the snippet nests too deeply to check")]) from None
+    if policy.problems:
+        raise PolicyError(sorted(policy.problems, key=lambda p: (p.line or 0)))
+
+    collector = _GlobalCollector()
+    collector.visit(tree)
+    # Top-level `global` statements are subsumed by the hoisted declaration.
+    body: list[ast.stmt] = [s for s in tree.body if not isinstance(s, ast.Global)] or [ast.Pass()]
+    if collector.names:
+        body.insert(0, ast.Global(names=sorted(collector.names)))
+    wrapper = ast.AsyncFunctionDef(
+        name=ENTRY_POINT,
+        args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+        ),
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+    )
+    module = ast.Module(body=[wrapper], type_ignores=[])
+    for node in (wrapper, *body[:1]):
+        node.lineno = getattr(node, "lineno", 1) or 1
+        node.col_offset = 0
+    ast.fix_missing_locations(module)
+    try:
+        return compile(module, FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise PolicyError([_syntax_problem(exc, source)]) from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise PolicyError([Problem(None, f"the snippet could not be compiled: {exc}")]) from None
+
+
+def _syntax_problem(exc: SyntaxError, source: str) -> Problem:
+    line = exc.lineno
+    text = f"invalid syntax: {exc.msg}"
+    lines = source.splitlines()
+    if line and 0 < line <= len(lines):
+        src = lines[line - 1]
+        text += f"\n    {src.strip()}"
+        if exc.offset and exc.offset > 0:
+            indent = len(src) - len(src.lstrip())
+            text += "\n    " + " " * max(0, exc.offset - 1 - indent) + "^"
+    return Problem(line, text)

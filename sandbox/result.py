@@ -1,0 +1,82 @@
+"""What a run gives back: `RunResult(value, logs, error)`.
+
+Errors are data, not exceptions: a snippet fault, a limit hit and a dead worker all come back as a
+`RunError` with a `kind` that says who must act and a `message` written for the model.
+
+    kind            meaning                                            who acts
+    syntax          the parser or the restriction policy refused it    snippet author
+    exception       the snippet raised and did not catch               snippet author
+    timeout         wall-clock or CPU time ran out                     snippet author
+    memory          the memory limit was hit                           snippet author
+    output-limit    the snippet kept printing far past the cap         snippet author
+    call-limit      too many host calls                                snippet author
+    invalid-result  the return value is not lossless JSON or too big   snippet author
+    cancelled       the host cancelled the run                         host
+    crashed         the worker process died                            host / sandbox
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ErrorKind = Literal[
+    "syntax",
+    "exception",
+    "timeout",
+    "memory",
+    "output-limit",
+    "call-limit",
+    "cancelled",
+    "crashed",
+    "invalid-result",
+]
+
+ERROR_KINDS: tuple[str, ...] = ErrorKind.__args__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class RunError:
+    """Why a run failed. `message` is model-facing: it says what happened and what to do."""
+
+    kind: ErrorKind
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The outcome of one run.
+
+    value: the returned lossless-JSON value (None when the snippet returned nothing).
+    logs: printed output, one entry per line.
+    error: None on success.
+    """
+
+    value: Any = None
+    logs: list[str] = field(default_factory=list)
+    error: RunError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "logs": list(self.logs),
+            "error": None
+            if self.error is None
+            else {"kind": self.error.kind, "message": self.error.message},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunResult:
+        err = data.get("error")
+        return cls(
+            value=data.get("value"),
+            logs=list(data.get("logs") or []),
+            error=None if err is None else RunError(err["kind"], err["message"]),
+        )

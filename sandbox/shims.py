@@ -1,0 +1,293 @@
+"""Curated stand-ins for the stdlib modules a snippet may import.
+
+A snippet never gets a real module object: real modules reach `os` and `sys` through plain
+attributes (`datetime.sys`, `json.decoder.re`...). A `ModuleShim` exposes a fixed list of
+functions, classes and constants, refuses writes, and has no attribute of its own that leads
+anywhere. Each run builds its own shims, so per-run state (the `random` generator) never leaks.
+
+Left out on purpose: anything that touches files, processes, the network, the environment or
+interpreter internals; `string.Formatter` (attribute traversal); `typing.get_type_hints` and
+`ForwardRef` (they call `eval`); `uuid.uuid1` (reads the host's MAC address); `time.sleep`
+(use `await asyncio.sleep`); `decimal.getcontext`/`setcontext` (thread state shared with the
+host in-process); `functools.wraps`/`update_wrapper` (they write attributes onto any function).
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import collections
+import copy
+import dataclasses
+import datetime
+import decimal
+import difflib
+import enum
+import fractions
+import functools
+import hashlib
+import heapq
+import itertools
+import json
+import math
+import operator
+import random
+import re
+import statistics
+import string
+import textwrap
+import time
+import typing
+import unicodedata
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+from .guards import ReadOnly, RunGuards, attribute_problem
+
+
+class ModuleShim(ReadOnly):
+    """A read-only module look-alike. Only the listed names exist on it."""
+
+    __slots__ = ("_shim_name", "_shim_attrs")
+
+    def __init__(self, name: str, attrs: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_shim_name", name)
+        object.__setattr__(self, "_shim_attrs", MappingProxyType(dict(attrs)))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._shim_attrs[name]
+        except KeyError:
+            raise AttributeError(
+                f"module '{self._shim_name}' has no attribute '{name}' in the sandbox"
+            ) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise TypeError(f"cannot modify module '{self._shim_name}' in the sandbox")
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError(f"cannot modify module '{self._shim_name}' in the sandbox")
+
+    def __dir__(self) -> list[str]:
+        return sorted(self._shim_attrs)
+
+    def __repr__(self) -> str:
+        return f"<module '{self._shim_name}' (sandbox)>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("module shims cannot be copied or pickled")
+
+
+def _pick(module: Any, names: Iterable[str]) -> dict[str, Any]:
+    return {name: getattr(module, name) for name in names if hasattr(module, name)}
+
+
+def _public(module: Any, exclude: Iterable[str] = ()) -> dict[str, Any]:
+    """A module's public API (its `__all__` when it has one), never another module object:
+    `statistics.sys` is a plain attribute."""
+    skip = set(exclude)
+    names = getattr(module, "__all__", None) or dir(module)
+    return {
+        name: getattr(module, name)
+        for name in names
+        if not name.startswith("_")
+        and name not in skip
+        and not isinstance(getattr(module, name), ModuleType)
+    }
+
+
+def _checked_getter(factory: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """attrgetter/methodcaller take attribute names as data: check them like getattr does."""
+
+    def make(*names: Any, **kwargs: Any) -> Any:
+        for name in names[:1] if what == "methodcaller" else names:
+            for part in str(name).split(".") if isinstance(name, str) else [name]:
+                problem = attribute_problem(part)
+                if problem:
+                    raise AttributeError(problem)
+        return factory(*names, **kwargs)
+
+    make.__name__ = what
+    return make
+
+
+def _owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable[..., Any]:
+    """Class decorators that rewrite the class they get: only on the snippet's own classes."""
+
+    @functools.wraps(fn)
+    def decorate(cls: Any = None, /, **kwargs: Any) -> Any:
+        if cls is None:
+            return lambda c: decorate(c, **kwargs)
+        guards.require_owned_class(cls, what)
+        return fn(cls, **kwargs)
+
+    return decorate
+
+
+ALLOWED_MODULES: tuple[str, ...] = (
+    "asyncio", "base64", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal",
+    "difflib", "enum", "fractions", "functools", "hashlib", "heapq", "itertools", "json", "math",
+    "operator", "random", "re", "statistics", "string", "textwrap", "time", "typing",
+    "unicodedata", "uuid",
+)
+
+
+def build_shims(guards: RunGuards, asyncio_attrs: Mapping[str, Any]) -> dict[str, ModuleShim]:
+    """All shims for one run. `asyncio_attrs` comes from the scheduler of the backend."""
+    rng = random.Random()
+    attrs: dict[str, dict[str, Any]] = {
+        "asyncio": dict(asyncio_attrs),
+        "json": _pick(json, ["dumps", "loads", "JSONDecodeError"]),
+        "math": _public(math),
+        "re": _pick(
+            re,
+            [
+                "compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn",
+                "split", "escape", "error", "Pattern", "Match", "IGNORECASE", "I", "MULTILINE",
+                "M", "DOTALL", "S", "VERBOSE", "X", "ASCII", "A", "UNICODE", "U", "NOFLAG",
+            ],
+        ),
+        "datetime": _pick(
+            datetime,
+            ["date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR", "UTC"],
+        ),
+        "time": _pick(
+            time,
+            [
+                "time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
+                "process_time", "process_time_ns", "gmtime", "localtime", "mktime", "strftime",
+                "strptime", "asctime", "ctime", "struct_time", "timezone", "altzone", "daylight",
+            ],
+        ),
+        "itertools": _public(itertools),
+        "functools": {
+            **_pick(
+                functools,
+                ["reduce", "partial", "lru_cache", "cache", "cmp_to_key", "cached_property", "partialmethod"],
+            ),
+            "total_ordering": _owned_only(functools.total_ordering, guards, "total_ordering"),
+        },
+        "collections": _pick(
+            collections, ["Counter", "defaultdict", "OrderedDict", "deque", "namedtuple", "ChainMap"]
+        ),
+        "statistics": _public(statistics),
+        "random": {
+            **{
+                name: getattr(rng, name)
+                for name in [
+                    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample",
+                    "uniform", "gauss", "seed", "getrandbits", "triangular", "betavariate",
+                    "expovariate", "normalvariate", "lognormvariate", "vonmisesvariate",
+                    "gammavariate", "paretovariate", "weibullvariate", "randbytes",
+                ]
+            },
+            "Random": random.Random,
+        },
+        "string": _pick(
+            string,
+            [
+                "ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits",
+                "octdigits", "punctuation", "printable", "whitespace", "capwords", "Template",
+            ],
+        ),
+        "textwrap": _pick(textwrap, ["wrap", "fill", "dedent", "indent", "shorten", "TextWrapper"]),
+        "decimal": _pick(
+            decimal,
+            [
+                "Decimal", "Context", "DecimalException", "InvalidOperation", "DivisionByZero",
+                "Inexact", "Rounded", "Overflow", "Underflow", "ROUND_CEILING", "ROUND_DOWN",
+                "ROUND_FLOOR", "ROUND_HALF_DOWN", "ROUND_HALF_EVEN", "ROUND_HALF_UP", "ROUND_UP",
+                "ROUND_05UP", "MAX_PREC", "MAX_EMAX", "MIN_EMIN",
+            ],
+        ),
+        "fractions": _pick(fractions, ["Fraction"]),
+        "heapq": _public(heapq),
+        "bisect": _public(bisect),
+        "operator": {
+            **_public(operator, exclude=["attrgetter", "methodcaller"]),
+            "attrgetter": _checked_getter(operator.attrgetter, "attrgetter"),
+            "methodcaller": _checked_getter(operator.methodcaller, "methodcaller"),
+        },
+        "copy": _pick(copy, ["copy", "deepcopy", "Error"]),
+        "base64": _pick(
+            base64,
+            [
+                "b64encode", "b64decode", "standard_b64encode", "standard_b64decode",
+                "urlsafe_b64encode", "urlsafe_b64decode", "b32encode", "b32decode", "b32hexencode",
+                "b32hexdecode", "b16encode", "b16decode", "a85encode", "a85decode", "b85encode",
+                "b85decode", "encodebytes", "decodebytes",
+            ],
+        ),
+        "hashlib": {
+            **_pick(
+                hashlib,
+                [
+                    "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_224", "sha3_256",
+                    "sha3_384", "sha3_512", "shake_128", "shake_256", "blake2b", "blake2s", "new",
+                    "pbkdf2_hmac",
+                ],
+            ),
+            "algorithms_guaranteed": frozenset(hashlib.algorithms_guaranteed),
+            "algorithms_available": frozenset(hashlib.algorithms_available),
+        },
+        "uuid": _pick(
+            uuid,
+            ["UUID", "uuid3", "uuid4", "uuid5", "NAMESPACE_DNS", "NAMESPACE_URL", "NAMESPACE_OID", "NAMESPACE_X500"],
+        ),
+        "difflib": _pick(
+            difflib,
+            ["SequenceMatcher", "Differ", "unified_diff", "context_diff", "ndiff", "get_close_matches", "restore"],
+        ),
+        "unicodedata": _public(unicodedata, exclude=["ucd_3_2_0", "UCD"]),
+        "dataclasses": {
+            **_pick(
+                dataclasses,
+                [
+                    "field", "fields", "asdict", "astuple", "replace", "is_dataclass",
+                    "FrozenInstanceError", "MISSING", "KW_ONLY", "InitVar",
+                ],
+            ),
+            "dataclass": _owned_only(dataclasses.dataclass, guards, "@dataclass"),
+        },
+        "enum": _pick(enum, ["Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "auto", "unique"]),
+        "typing": _pick(
+            typing,
+            [
+                "Any", "Optional", "Union", "List", "Dict", "Set", "FrozenSet", "Tuple", "Callable",
+                "Iterable", "Iterator", "Sequence", "Mapping", "MutableMapping", "Literal",
+                "TypedDict", "NamedTuple", "cast", "Final", "ClassVar", "TYPE_CHECKING", "Generic",
+                "TypeVar", "Protocol", "Awaitable", "AsyncIterator", "NotRequired", "Required",
+                "Self", "Annotated", "Coroutine", "Type", "DefaultDict", "Counter", "Deque",
+                "OrderedDict", "AnyStr", "NoReturn", "Never",
+            ],
+        ),
+    }
+    return {name: ModuleShim(name, attrs[name]) for name in ALLOWED_MODULES}
+
+
+def _import_error(name: str) -> ImportError:
+    return ImportError(
+        f"module '{name}' is not available in the sandbox; allowed modules: "
+        + ", ".join(ALLOWED_MODULES)
+    )
+
+
+def make_import(shims: Mapping[str, ModuleShim]) -> Callable[..., Any]:
+    """The snippet's `__import__`: allowlisted names resolve to shims, anything else fails."""
+
+    def import_(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if level != 0:
+            raise ImportError("relative imports are not available in the sandbox")
+        if not isinstance(name, str):
+            raise ImportError("module name must be a string")
+        shim = shims.get(name)
+        if shim is None:
+            raise _import_error(name)
+        for item in fromlist or ():
+            if not isinstance(item, str) or item not in shim._shim_attrs:
+                raise ImportError(f"cannot import name '{item}' from '{name}' in the sandbox")
+        return shim
+
+    return import_

@@ -1,0 +1,226 @@
+"""Code that runs in the worker processes: the template and the single-use workers it forks.
+
+The template is started once per host runtime with an empty environment, no inherited
+descriptors but its control socket, and its own session. It imports everything a run needs,
+runs one warm-up snippet, freezes the garbage collector (so forked children share its pages),
+then waits. For each spawn request it receives one end of a fresh socket pair, forks, writes the
+child's pid into that socket (so the host learns the pid from trusted code, before any snippet
+runs) and closes its copy.
+
+A child puts itself in its own process group, closes every descriptor but its channel and
+stdio (/dev/null), and waits for one `run` message. Then it lowers its rlimits (address space,
+CPU, file size 0, open files, processes, core dumps), arms a wall-clock timer, runs the snippet,
+sends one `done` frame and exits. It is never reused.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import resource
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from .control import RunStopped
+from .execution import Execution, cpu_time_message, memory_message, syntax_result, wall_time_message
+from .jsonvalue import dumps
+from .limits import Limits
+from .policy import PolicyError
+from .protocol import BlockingChannel, ChannelClosed, encode
+from .result import RunError, RunResult
+
+#: Open-file limit inside a run: stdio and the channel are already open; nothing else may be.
+RUN_NOFILE = 8
+#: After the wall-clock timer first fires, it fires again this often until the run ends.
+TIMER_REPEAT = 0.05
+#: Frames of worker code under the snippet, added to the snippet's recursion budget.
+FRAME_MARGIN = 40
+
+
+def _warm_up() -> None:
+    """Import and exercise everything once, so forked children pay for none of it."""
+    code = (
+        "import json, re, datetime, collections, math, itertools, functools, statistics\n"
+        "import asyncio, random, string, textwrap, decimal, fractions, heapq, bisect, operator\n"
+        "import copy, base64, hashlib, uuid, difflib, unicodedata, dataclasses, enum, typing, time\n"
+        "time.strptime('2020', '%Y')\n"
+        "x = [i * 2 for i in range(10)]\n"
+        "print(json.dumps({'a': x}), re.findall(r'\\d+', 'a1b22'), f'{x[0]}', '{0}'.format(1))\n"
+        "return sorted(collections.Counter('abca').items())\n"
+    )
+    execution = Execution(code, [], Limits())
+    execution.start()
+    execution.scheduler.run_ready()
+    execution.result()
+
+
+def template_main(ctrl_fd: int) -> None:
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    _warm_up()
+    gc.collect()
+    gc.freeze()
+    ctrl = socket.socket(fileno=ctrl_fd)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(ctrl, 64, 16)
+        except InterruptedError:
+            continue
+        except OSError:
+            os._exit(0)
+        if not message:
+            os._exit(0)
+        for fd in fds:
+            _spawn(fd, ctrl_fd)
+
+
+def _spawn(fd: int, ctrl_fd: int) -> None:
+    try:
+        pid = os.fork()
+    except OSError:
+        _try_write(fd, encode({"op": "spawn-failed"}))
+        os.close(fd)
+        return
+    if pid == 0:
+        try:
+            _child_main(fd, ctrl_fd)
+        finally:
+            os._exit(1)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child already did it, or is gone
+    _try_write(fd, encode({"op": "pid", "pid": pid}))
+    os.close(fd)
+
+
+def _try_write(fd: int, data: bytes) -> None:
+    try:
+        os.write(fd, data)
+    except OSError:
+        pass
+
+
+def _child_main(fd: int, ctrl_fd: int) -> None:
+    os.setpgid(0, 0)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.close(ctrl_fd)
+    os.closerange(3, fd)
+    os.closerange(fd + 1, 1 << 16)
+    channel = BlockingChannel(socket.socket(fileno=fd))
+    try:
+        message = channel.receive()
+    except (ChannelClosed, OSError):
+        os._exit(0)
+    if message is None or message.get("op") != "run":
+        os._exit(0)
+    result = _run(message, channel)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        channel.send(encode('{"op":"done","result":' + dumps(result.to_json()) + "}"))
+    except (OSError, ValueError):
+        os._exit(1)
+    os._exit(0)
+
+
+def _apply_rlimits(limits: Limits) -> None:
+    page = os.sysconf("SC_PAGE_SIZE")
+    with open("/proc/self/statm") as f:
+        baseline = int(f.read().split()[0]) * page
+    address_space = baseline + limits.memory
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = math.ceil(usage.ru_utime + usage.ru_stime + limits.cpu_time)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (RUN_NOFILE, RUN_NOFILE))
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _depth() -> int:
+    frame: Any = sys._getframe()
+    depth = 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
+def _run(message: dict[str, Any], channel: BlockingChannel) -> RunResult:
+    try:
+        limits = Limits.from_json(message["limits"])
+        code = message["code"]
+        names = list(message["names"])
+        namespace = message.get("namespace", "tools")
+        docs = message.get("docs")
+    except (KeyError, TypeError, ValueError) as exc:
+        return RunResult(error=RunError("crashed", f"bad run request: {exc}"))
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise RunStopped("timeout", wall_time_message(limits.wall_time))
+
+    def on_cpu(signum: int, frame: Any) -> None:
+        raise RunStopped("timeout", cpu_time_message(limits.cpu_time))
+
+    execution: Execution | None = None
+    try:
+        _apply_rlimits(limits)
+        sys.setrecursionlimit(_depth() + limits.max_recursion + FRAME_MARGIN)
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.signal(signal.SIGXCPU, on_cpu)
+        signal.setitimer(signal.ITIMER_REAL, limits.wall_time, TIMER_REPEAT)
+        try:
+            execution = Execution(code, names, limits, namespace=namespace, docs=docs)
+        except PolicyError as exc:
+            return syntax_result(exc)
+        return _drive(execution, channel)
+    except RunStopped as stop:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return execution.failure(stop.to_error()) if execution else RunResult(error=stop.to_error())
+    except MemoryError:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        gc.collect()
+        error = RunError("memory", memory_message(limits.memory))
+        return execution.failure(error) if execution else RunResult(error=error)
+    except ChannelClosed:
+        os._exit(0)
+    except BaseException as exc:  # a fault in worker code: report it, never hang
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        error = RunError("crashed", f"the worker failed: {type(exc).__name__}")
+        return execution.failure(error) if execution else RunResult(error=error)
+
+
+def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
+    sched = execution.scheduler
+    execution.start()
+    while True:
+        sched.run_ready()
+        if sched.main_done:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return execution.result()
+        batch = sched.take_outbox()
+        if batch:
+            channel.send(
+                b"".join(
+                    encode(f'{{"op":"call","id":{cid},"name":{dumps(req.name)},"a":{req.payload}}}')
+                    for cid, req in batch
+                )
+            )
+        if sched.ready:
+            continue
+        deadline = sched.next_deadline()
+        if not sched.waiting and deadline is None:
+            raise RunStopped("exception", "the snippet awaits something that can never finish")
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        frame = channel.receive(timeout)
+        while frame is not None:
+            if frame.get("op") == "reply":
+                sched.resolve(frame["id"], frame["ok"], frame["value"] if frame["ok"] else frame["error"])
+            frame = channel.pending() if channel.buffer else None
+        sched.fire_timers()

@@ -1,0 +1,331 @@
+"""The worker backend, host side: a template process, a pool of warm workers, one run each.
+
+`WorkerRuntime` starts the template lazily (see `sandbox.worker`), keeps `pool_size` forked
+workers waiting, and for each run takes one, sends it the snippet, serves its host calls, and
+kills its process group when the run ends, whatever the reason. The host never blocks on a
+worker: a spawn request is one `sendmsg` to the template, and everything else is awaited.
+
+Nothing here is bound to an event loop between runs, so one runtime can serve runs from
+successive `anyio.run` calls. Cancelling the task that awaits `run()` kills the worker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import UNIXSocketStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from .control import RunController
+from .execution import wall_time_message
+from .host import Bindings, invoke
+from .jsonvalue import dumps
+from .limits import Limits
+from .protocol import HEADER, ProtocolError, encode, parse_frame
+from .result import ERROR_KINDS, RunError, RunResult
+
+#: Extra wall time the host allows before killing a worker whose own timer did not end it
+#: (a long C call such as catastrophic regex backtracking cannot be interrupted from inside).
+KILL_GRACE = 0.5
+#: How long a run waits for a worker to be forked before giving up.
+SPAWN_TIMEOUT = 10.0
+#: Slack for the JSON envelope around a frame's payload.
+FRAME_SLACK = 64 * 1024
+
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[2]); "
+    "from sandbox.worker import template_main; template_main(int(sys.argv[1]))"
+)
+
+CRASHED_MESSAGE = (
+    "the worker process died before finishing (killed by a resource limit or crashed); "
+    "its output is lost"
+)
+
+
+class _Template:
+    """The template process and the host end of its control socket."""
+
+    def __init__(self) -> None:
+        host_end, template_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        root = str(Path(__file__).resolve().parent.parent)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT, str(template_end.fileno()), root],
+            pass_fds=(template_end.fileno(),),
+            env={},
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        template_end.close()
+        self.ctrl = host_end
+
+    def spawn(self, worker_end: socket.socket) -> None:
+        socket.send_fds(self.ctrl, [b"S"], [worker_end.fileno()])
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        try:
+            self.ctrl.close()
+        finally:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+
+
+class _Worker:
+    """One forked worker: the host end of its channel and, once read, its pid."""
+
+    __slots__ = ("sock", "pid")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.pid: int | None = None
+
+    def kill(self) -> None:
+        if self.pid is not None and self.pid > 1:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+class WorkerRuntime:
+    """Runs each snippet in a fresh, resource-limited worker process (the default backend)."""
+
+    name = "worker"
+
+    def __init__(self, *, pool_size: int = 2) -> None:
+        if pool_size < 0:
+            raise ValueError(f"pool_size must be >= 0, got {pool_size}")
+        self.pool_size = pool_size
+        self._lock = threading.Lock()
+        self._template: _Template | None = None
+        self._warm: deque[_Worker] = deque()
+        self._closed = False
+        atexit.register(self.close)
+
+    # -- pool --------------------------------------------------------------------------------
+    def _spawn_locked(self) -> _Worker:
+        if self._template is None or not self._template.alive:
+            if self._template is not None:
+                self._template.close()
+            self._template = _Template()
+        host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._template.spawn(worker_end)
+        except OSError:
+            self._template.close()
+            self._template = _Template()
+            self._template.spawn(worker_end)
+        finally:
+            worker_end.close()
+        return _Worker(host_end)
+
+    def start(self) -> None:
+        """Start the template and fill the pool now instead of on the first run."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("this WorkerRuntime is closed")
+            while len(self._warm) < self.pool_size:
+                self._warm.append(self._spawn_locked())
+
+    def _acquire(self) -> _Worker:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("this WorkerRuntime is closed")
+            worker = self._warm.popleft() if self._warm else self._spawn_locked()
+            while len(self._warm) < self.pool_size:
+                self._warm.append(self._spawn_locked())
+            return worker
+
+    def warm_pids(self) -> list[int]:
+        """Pids of the idle workers that have reported one (for tests and monitoring)."""
+        return [w.pid for w in self._warm if w.pid is not None]
+
+    def close(self) -> None:
+        """Kill the template and every idle worker. Safe to call twice."""
+        with self._lock:
+            self._closed = True
+            while self._warm:
+                self._warm.popleft().sock.close()
+            if self._template is not None:
+                self._template.close()
+                self._template = None
+
+    async def __aenter__(self) -> WorkerRuntime:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- one run -----------------------------------------------------------------------------
+    async def run(
+        self,
+        code: str,
+        *,
+        bindings: Bindings,
+        limits: Limits,
+        namespace: str = "tools",
+        docs: Mapping[str, str] | None = None,
+        controller: RunController | None = None,
+    ) -> RunResult:
+        worker = self._acquire()
+        stream = await UNIXSocketStream.from_socket(worker.sock)
+        try:
+            session = _Session(stream, bindings, limits)
+            with anyio.move_on_after(SPAWN_TIMEOUT):
+                worker.pid = await session.read_pid()
+            if worker.pid is None:
+                return RunResult(error=RunError("crashed", "no worker process could be started"))
+            request = {
+                "op": "run",
+                "code": code,
+                "limits": limits.to_json(),
+                "names": list(bindings),
+                "namespace": namespace,
+                "docs": dict(docs) if docs is not None else None,
+            }
+            await stream.send(encode(request))
+            result: RunResult | None = None
+            with anyio.move_on_after(limits.wall_time + KILL_GRACE) as deadline:
+                async with anyio.create_task_group() as tg:
+                    if controller is not None:
+                        async def watch() -> None:
+                            await controller.wait()
+                            tg.cancel_scope.cancel()
+                        tg.start_soon(watch)
+                    result = await session.serve(tg)
+                    tg.cancel_scope.cancel()
+            if result is not None:
+                return result
+            if controller is not None and controller.cancelled:
+                return RunResult(error=RunError("cancelled", f"the run was cancelled: {controller.reason}"))
+            if deadline.cancelled_caught:
+                return RunResult(error=RunError("timeout", wall_time_message(limits.wall_time) + "; its output is lost"))
+            return RunResult(error=RunError("crashed", CRASHED_MESSAGE))  # pragma: no cover
+        finally:
+            worker.kill()
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+
+
+class _Session:
+    """The host's half of one run's conversation with its worker."""
+
+    def __init__(self, stream: UNIXSocketStream, bindings: Bindings, limits: Limits) -> None:
+        self.stream = stream
+        self.reader = BufferedByteReceiveStream(stream)
+        self.bindings = bindings
+        self.limits = limits
+        self.calls = 0
+        self.max_frame = max(limits.max_call_bytes, limits.max_result + 8 * limits.max_output) + FRAME_SLACK
+        self.send_lock = anyio.Lock()
+
+    async def _frame(self) -> dict[str, Any] | None:
+        try:
+            header = await self.reader.receive_exactly(4)
+            (size,) = HEADER.unpack(header)
+            if size > self.max_frame:
+                raise ProtocolError(f"frame of {size} bytes exceeds {self.max_frame}")
+            return parse_frame(await self.reader.receive_exactly(size))
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError):
+            return None
+
+    async def read_pid(self) -> int | None:
+        frame = await self._frame()
+        if frame is None or frame.get("op") != "pid":
+            return None
+        pid = frame.get("pid")
+        return pid if type(pid) is int and pid > 1 else None
+
+    async def serve(self, tg: anyio.abc.TaskGroup) -> RunResult:
+        while True:
+            try:
+                frame = await self._frame()
+            except ProtocolError as exc:
+                return RunResult(error=RunError("crashed", f"the worker broke the protocol: {exc}"))
+            if frame is None:
+                return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
+            op = frame["op"]
+            if op == "call":
+                problem = self._check_call(frame)
+                if problem:
+                    return RunResult(error=RunError(*problem))
+                tg.start_soon(self._answer, frame)
+            elif op == "done":
+                try:
+                    return _checked_result(frame.get("result"))
+                except ProtocolError as exc:
+                    return RunResult(error=RunError("crashed", f"the worker broke the protocol: {exc}"))
+            else:
+                return RunResult(error=RunError("crashed", f"the worker sent an unknown frame '{op}'"))
+
+    def _check_call(self, frame: dict[str, Any]) -> tuple[str, str] | None:
+        self.calls += 1
+        if self.calls > self.limits.max_calls:
+            return ("call-limit", f"the snippet made more than {self.limits.max_calls} host calls; batch the work or narrow it")
+        a = frame.get("a")
+        if (
+            type(frame.get("id")) is not int
+            or frame.get("name") not in self.bindings
+            or not isinstance(a, list)
+            or len(a) != 2
+            or not isinstance(a[0], list)
+            or not isinstance(a[1], dict)
+        ):
+            return ("crashed", "the worker broke the protocol: malformed call")
+        return None
+
+    async def _answer(self, frame: dict[str, Any]) -> None:
+        args, kwargs = frame["a"]
+        ok, value = await invoke(self.bindings, frame["name"], args, kwargs)
+        body = {"op": "reply", "id": frame["id"], "ok": ok}
+        body["value" if ok else "error"] = value
+        data = encode(dumps(body))
+        async with self.send_lock:
+            try:
+                await self.stream.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass
+
+
+def _checked_result(data: Any) -> RunResult:
+    """A worker's `done` payload, validated as hostile input."""
+    if not isinstance(data, dict):
+        raise ProtocolError("result is not an object")
+    logs = data.get("logs")
+    if not isinstance(logs, list) or not all(isinstance(line, str) for line in logs):
+        raise ProtocolError("logs must be a list of strings")
+    error = data.get("error")
+    if error is not None:
+        if (
+            not isinstance(error, dict)
+            or error.get("kind") not in ERROR_KINDS
+            or not isinstance(error.get("message"), str)
+        ):
+            raise ProtocolError("malformed error")
+        return RunResult(value=None, logs=logs, error=RunError(error["kind"], error["message"]))
+    return RunResult(value=data.get("value"), logs=logs)
