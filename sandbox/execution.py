@@ -21,7 +21,7 @@ from .output import Output
 from .policy import ENTRY_POINT, FILENAME, PolicyError, compile_snippet
 from .result import RunError, RunResult
 from .scheduler import ASYNCIO_SHIM, CallRequest, PendingCall, Scheduler, ToolCallError
-from .shims import build_shims, make_import
+from .shims import ShimSet, make_import
 
 AWAIT_HINT = "hint: a tool call must be awaited: write `await {label}.name(...)`"
 TICK_CHECK_EVERY = 4096
@@ -108,7 +108,7 @@ class Execution:
         self.compiled = compile_snippet(code, limits, budget=budget)
 
         guards = RunGuards()
-        shims = build_shims(guards, ASYNCIO_SHIM)
+        shims = ShimSet(guards, ASYNCIO_SHIM)
         ns = make_namespace(namespace, list(binding_names), self._issue, docs)
         builtins = build_builtins(
             guards,

@@ -134,11 +134,10 @@ ALLOWED_MODULES: tuple[str, ...] = (
 )
 
 
-def build_shims(guards: RunGuards, asyncio_attrs: Mapping[str, Any]) -> dict[str, ModuleShim]:
-    """All shims for one run. `asyncio_attrs` comes from the scheduler of the backend."""
-    rng = random.Random()
-    attrs: dict[str, dict[str, Any]] = {
-        "asyncio": dict(asyncio_attrs),
+@functools.cache
+def _static_attrs() -> dict[str, dict[str, Any]]:
+    """Attribute tables of the shims that hold no per-run state, computed once per process."""
+    return {
         "json": _pick(json, ["dumps", "loads", "JSONDecodeError"]),
         "math": _public(math),
         "re": _pick(
@@ -162,29 +161,10 @@ def build_shims(guards: RunGuards, asyncio_attrs: Mapping[str, Any]) -> dict[str
             ],
         ),
         "itertools": _public(itertools),
-        "functools": {
-            **_pick(
-                functools,
-                ["reduce", "partial", "lru_cache", "cache", "cmp_to_key", "cached_property", "partialmethod"],
-            ),
-            "total_ordering": _owned_only(functools.total_ordering, guards, "total_ordering"),
-        },
         "collections": _pick(
             collections, ["Counter", "defaultdict", "OrderedDict", "deque", "namedtuple", "ChainMap"]
         ),
         "statistics": _public(statistics),
-        "random": {
-            **{
-                name: getattr(rng, name)
-                for name in [
-                    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample",
-                    "uniform", "gauss", "seed", "getrandbits", "triangular", "betavariate",
-                    "expovariate", "normalvariate", "lognormvariate", "vonmisesvariate",
-                    "gammavariate", "paretovariate", "weibullvariate", "randbytes",
-                ]
-            },
-            "Random": random.Random,
-        },
         "string": _pick(
             string,
             [
@@ -241,16 +221,6 @@ def build_shims(guards: RunGuards, asyncio_attrs: Mapping[str, Any]) -> dict[str
             ["SequenceMatcher", "Differ", "unified_diff", "context_diff", "ndiff", "get_close_matches", "restore"],
         ),
         "unicodedata": _public(unicodedata, exclude=["ucd_3_2_0", "UCD"]),
-        "dataclasses": {
-            **_pick(
-                dataclasses,
-                [
-                    "field", "fields", "asdict", "astuple", "replace", "is_dataclass",
-                    "FrozenInstanceError", "MISSING", "KW_ONLY", "InitVar",
-                ],
-            ),
-            "dataclass": _owned_only(dataclasses.dataclass, guards, "@dataclass"),
-        },
         "enum": _pick(enum, ["Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "auto", "unique"]),
         "typing": _pick(
             typing,
@@ -264,7 +234,68 @@ def build_shims(guards: RunGuards, asyncio_attrs: Mapping[str, Any]) -> dict[str
             ],
         ),
     }
-    return {name: ModuleShim(name, attrs[name]) for name in ALLOWED_MODULES}
+
+
+_STATIC_SHIMS: dict[str, ModuleShim] = {}
+
+_RANDOM_METHODS = (
+    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform",
+    "gauss", "seed", "getrandbits", "triangular", "betavariate", "expovariate",
+    "normalvariate", "lognormvariate", "vonmisesvariate", "gammavariate", "paretovariate",
+    "weibullvariate", "randbytes",
+)
+
+
+class ShimSet:
+    """The shims of one run, built on first import. Stateless shims are shared across runs
+    (they are read-only and hold only functions, classes and constants); `random`, `functools`
+    and `dataclasses` are built per run because they hold per-run state or guards."""
+
+    def __init__(self, guards: RunGuards, asyncio_attrs: Mapping[str, Any]) -> None:
+        self._guards = guards
+        self._asyncio_attrs = asyncio_attrs
+        self._per_run: dict[str, ModuleShim] = {}
+
+    def get(self, name: str) -> ModuleShim | None:
+        shim = _STATIC_SHIMS.get(name) or self._per_run.get(name)
+        if shim is not None:
+            return shim
+        if name not in ALLOWED_MODULES:
+            return None
+        static = _static_attrs()
+        if name in static:
+            shim = _STATIC_SHIMS[name] = ModuleShim(name, static[name])
+            return shim
+        shim = self._per_run[name] = ModuleShim(name, self._build(name))
+        return shim
+
+    def _build(self, name: str) -> dict[str, Any]:
+        guards = self._guards
+        if name == "asyncio":
+            return dict(self._asyncio_attrs)
+        if name == "random":
+            rng = random.Random()
+            return {**{n: getattr(rng, n) for n in _RANDOM_METHODS}, "Random": random.Random}
+        if name == "functools":
+            return {
+                **_pick(
+                    functools,
+                    ["reduce", "partial", "lru_cache", "cache", "cmp_to_key", "cached_property", "partialmethod"],
+                ),
+                "total_ordering": _owned_only(functools.total_ordering, guards, "total_ordering"),
+            }
+        if name == "dataclasses":
+            return {
+                **_pick(
+                    dataclasses,
+                    [
+                        "field", "fields", "asdict", "astuple", "replace", "is_dataclass",
+                        "FrozenInstanceError", "MISSING", "KW_ONLY", "InitVar",
+                    ],
+                ),
+                "dataclass": _owned_only(dataclasses.dataclass, guards, "@dataclass"),
+            }
+        raise KeyError(name)  # pragma: no cover
 
 
 def _import_error(name: str) -> ImportError:
@@ -274,7 +305,7 @@ def _import_error(name: str) -> ImportError:
     )
 
 
-def make_import(shims: Mapping[str, ModuleShim]) -> Callable[..., Any]:
+def make_import(shims: ShimSet) -> Callable[..., Any]:
     """The snippet's `__import__`: allowlisted names resolve to shims, anything else fails."""
 
     def import_(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
@@ -282,7 +313,7 @@ def make_import(shims: Mapping[str, ModuleShim]) -> Callable[..., Any]:
             raise ImportError("relative imports are not available in the sandbox")
         if not isinstance(name, str):
             raise ImportError("module name must be a string")
-        shim = shims.get(name)
+        shim = shims.get(name) if name in ALLOWED_MODULES else None
         if shim is None:
             raise _import_error(name)
         for item in fromlist or ():

@@ -41,17 +41,23 @@ TIMER_REPEAT = 0.05
 FRAME_MARGIN = 40
 
 
-def _warm_up() -> None:
-    """Import and exercise everything once, so forked children pay for none of it."""
-    code = (
+_WARM_UP_CODE = (
         "import json, re, datetime, collections, math, itertools, functools, statistics\n"
         "import asyncio, random, string, textwrap, decimal, fractions, heapq, bisect, operator\n"
         "import copy, base64, hashlib, uuid, difflib, unicodedata, dataclasses, enum, typing, time\n"
         "time.strptime('2020', '%Y')\n"
         "x = [i * 2 for i in range(10)]\n"
         "print(json.dumps({'a': x}), re.findall(r'\\d+', 'a1b22'), f'{x[0]}', '{0}'.format(1))\n"
-        "return sorted(collections.Counter('abca').items())\n"
-    )
+    "return sorted(collections.Counter('abca').items())\n"
+)
+
+
+def _warm_up(code: str = _WARM_UP_CODE) -> None:
+    """Import and exercise everything once, so a run pays for none of it.
+
+    The template does this before forking; each child does it again while idle, because after
+    a fork the first touch of every shared page is a copy-on-write fault (about 1 ms in all),
+    better paid before the run starts than during it."""
     execution = Execution(code, [], Limits())
     execution.start()
     execution.scheduler.run_ready()
@@ -113,13 +119,16 @@ def _child_main(fd: int, ctrl_fd: int) -> None:
     os.closerange(3, fd)
     os.closerange(fd + 1, 1 << 16)
     channel = BlockingChannel(socket.socket(fileno=fd))
+    baseline = _address_space()
+    _apply_static_rlimits()
+    _warm_up("x = [i for i in range(3)]\nprint(f'{x}')\nreturn {'a': x}")
     try:
         message = channel.receive()
     except (ChannelClosed, OSError):
         os._exit(0)
     if message is None or message.get("op") != "run":
         os._exit(0)
-    result = _run(message, channel)
+    result = _run(message, channel, baseline)
     signal.setitimer(signal.ITIMER_REAL, 0)
     try:
         channel.send(encode('{"op":"done","result":' + dumps(result.to_json()) + "}"))
@@ -128,19 +137,26 @@ def _child_main(fd: int, ctrl_fd: int) -> None:
     os._exit(0)
 
 
-def _apply_rlimits(limits: Limits) -> None:
-    page = os.sysconf("SC_PAGE_SIZE")
+def _apply_static_rlimits() -> None:
+    """Limits that do not depend on the run, set while the child waits."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (RUN_NOFILE, RUN_NOFILE))
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _address_space() -> int:
     with open("/proc/self/statm") as f:
-        baseline = int(f.read().split()[0]) * page
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _apply_rlimits(limits: Limits, baseline: int) -> None:
+    """The run's memory (on top of the warm baseline) and CPU-time limits."""
     address_space = baseline + limits.memory
     resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu = math.ceil(usage.ru_utime + usage.ru_stime + limits.cpu_time)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (RUN_NOFILE, RUN_NOFILE))
-    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def _depth() -> int:
@@ -152,7 +168,7 @@ def _depth() -> int:
     return depth
 
 
-def _run(message: dict[str, Any], channel: BlockingChannel) -> RunResult:
+def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int) -> RunResult:
     try:
         limits = Limits.from_json(message["limits"])
         code = message["code"]
@@ -170,7 +186,7 @@ def _run(message: dict[str, Any], channel: BlockingChannel) -> RunResult:
 
     execution: Execution | None = None
     try:
-        _apply_rlimits(limits)
+        _apply_rlimits(limits, baseline)
         sys.setrecursionlimit(_depth() + limits.max_recursion + FRAME_MARGIN)
         signal.signal(signal.SIGALRM, on_alarm)
         signal.signal(signal.SIGXCPU, on_cpu)
