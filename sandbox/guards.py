@@ -18,6 +18,8 @@ from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
+from .policy import READABLE_PRIVATE
+
 _MISSING = object()
 
 #: Types whose instances accept attribute writes: a snippet only reaches instances of these that
@@ -25,10 +27,12 @@ _MISSING = object()
 _WRITABLE_INSTANCE_TYPES: tuple[type, ...] = (dict, list, set, bytearray, deque, BaseException)
 
 
-def attribute_problem(name: object) -> str | None:
-    """Why a computed attribute name may not be used, or None if it may."""
+def attribute_problem(name: object, *, write: bool = False) -> str | None:
+    """Why a computed attribute name may not be read (or written), or None if it may."""
     if not isinstance(name, str):
         return "attribute name must be a string"
+    if name in READABLE_PRIVATE and not write:
+        return None
     if name.startswith("_"):
         return f'attribute "{name}" is not accessible: names starting with "_" are private'
     if name in INSPECT_ATTRIBUTES or name.endswith("__roles__"):
@@ -173,13 +177,13 @@ class RunGuards:
         raise TypeError(f"cannot modify attributes of a '{cls.__name__}' object in the sandbox")
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
-        problem = attribute_problem(name)
+        problem = attribute_problem(name, write=True)
         if problem:
             raise AttributeError(problem)
         setattr(self.write(obj), name, value)
 
     def delattr(self, obj: Any, name: Any) -> None:
-        problem = attribute_problem(name)
+        problem = attribute_problem(name, write=True)
         if problem:
             raise AttributeError(problem)
         delattr(self.write(obj), name)

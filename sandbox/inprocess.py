@@ -45,6 +45,16 @@ class InProcessRuntime:
         sched = execution.scheduler
         outcome: RunResult | None = None
         try:
+            # Fast path: a snippet that never waits finishes here, with no task group to set up.
+            try:
+                execution.start()
+                sched.run_ready()
+            except RunStopped as stop:
+                return execution.failure(stop.to_error())
+            except MemoryError as exc:
+                return execution.failure(execution.describe_exception(exc))
+            if sched.main_done:
+                return execution.result()
             with anyio.move_on_after(limits.wall_time) as deadline:
                 async with anyio.create_task_group() as tg:
                     if controller is not None:
@@ -78,7 +88,6 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
         send.send_nowait((call_id, ok, value))
 
     try:
-        execution.start()
         while True:
             sched.run_ready()
             if sched.main_done:

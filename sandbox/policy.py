@@ -45,9 +45,13 @@ ENTRY_POINT = "__snippet__"
 #: Attribute names that always pass through the runtime `_getattr_` guard.
 RUNTIME_CHECKED_ATTRIBUTES = frozenset({"format", "format_map"})
 
-#: Dunder attributes a snippet may read: `super().__init__(...)` is everyday class code, and a
-#: bound `__init__` leads nowhere that the "_" rule does not already block.
-READABLE_DUNDERS = frozenset({"__init__", "__post_init__"})
+#: "_" attributes a snippet may read. `super().__init__(...)` and `type(e).__name__` are
+#: everyday code; names and docs are plain strings; a bound `__init__` leads nowhere the "_" rule
+#: does not already block; `_asdict` and friends are the public API of named tuples.
+READABLE_PRIVATE = frozenset(
+    {"__init__", "__post_init__", "__name__", "__qualname__", "__doc__",
+     "_asdict", "_replace", "_fields", "_make"}
+)
 
 #: Dunder methods a snippet may define in a class body. They run as restricted code.
 DEFINABLE_DUNDERS = frozenset(
@@ -117,6 +121,15 @@ def _name_problem(name: str, what: str) -> str | None:
     return None
 
 
+def _located(new: ast.AST, old: ast.AST) -> ast.AST:
+    """Give a node we built, and every child it lacks a location for, the location of `old`,
+    so the whole tree never needs a `fix_missing_locations` pass."""
+    for node in ast.walk(new):
+        if "lineno" in node._attributes and not hasattr(node, "lineno"):
+            ast.copy_location(node, old)
+    return new
+
+
 class SnippetPolicy(RestrictingNodeTransformer):
     """RestrictedPython's transformer, extended for async snippets (see the module docstring)."""
 
@@ -161,7 +174,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         if attr in INSPECT_ATTRIBUTES:
             self._refuse(node, f'attribute "{attr}" is not allowed: it exposes interpreter internals')
         elif attr.startswith("_") and attr != "_" and not (
-            attr in READABLE_DUNDERS and isinstance(node.ctx, ast.Load)
+            attr in READABLE_PRIVATE and isinstance(node.ctx, ast.Load)
         ):
             self._refuse(node, f'attribute "{attr}" is not allowed: names starting with "_" are private')
         elif attr.endswith("__roles__"):
@@ -175,9 +188,9 @@ class SnippetPolicy(RestrictingNodeTransformer):
                 args=[node.value, ast.Constant(attr)],
                 keywords=[],
             )
-            return ast.copy_location(call, node)
+            return _located(call, node)
         guarded = ast.Call(func=ast.Name("_write_", ast.Load()), args=[node.value], keywords=[])
-        node.value = ast.copy_location(guarded, node.value)
+        node.value = _located(guarded, node.value)
         return node
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
@@ -203,7 +216,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
     # -- loops and functions -----------------------------------------------------------------
     def _tick(self, node: ast.AST) -> ast.stmt:
         stmt = ast.Expr(ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[]))
-        return ast.copy_location(stmt, node)
+        return _located(stmt, node)
 
     def _loop(self, node):
         node = self.node_contents_visit(node)
@@ -215,7 +228,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         if isinstance(node, ast.comprehension):
             node = self.node_contents_visit(node)
             if self.budget:
-                node.iter = ast.copy_location(
+                node.iter = _located(
                     ast.Call(func=ast.Name("_budget_iter_", ast.Load()), args=[node.iter], keywords=[]),
                     node.iter,
                 )
@@ -297,45 +310,40 @@ class SnippetPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
 
-def _depth_and_size(tree: ast.AST, max_depth: int, max_nodes: int) -> tuple[int, int]:
-    """Iterative walk so that a hostile tree cannot blow the host's stack."""
-    count = 0
-    deepest = 0
-    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclass(slots=True)
+class _TreeFacts:
+    depth: int = 0
+    nodes: int = 0
+    stray_yield: ast.AST | None = None
+    global_names: set[str] | None = None
+
+
+def _inspect(tree: ast.Module, max_depth: int, max_nodes: int) -> _TreeFacts:
+    """One iterative walk (a hostile tree cannot blow the host's stack) that measures the tree,
+    finds a `yield` outside any def, and collects the names declared `global` anywhere.
+
+    Globals are hoisted into the wrapper so that `count = 0` at the top level and `global count`
+    in a helper mean the same variable, exactly as in a script."""
+    facts = _TreeFacts(global_names=set())
+    stack: list[tuple[ast.AST, int, bool]] = [(tree, 1, False)]
     while stack:
-        node, depth = stack.pop()
-        count += 1
-        if depth > deepest:
-            deepest = depth
-        if count > max_nodes or deepest > max_depth:
+        node, depth, nested = stack.pop()
+        facts.nodes += 1
+        if depth > facts.depth:
+            facts.depth = depth
+        if facts.nodes > max_nodes or facts.depth > max_depth:
             break
+        if isinstance(node, ast.Global):
+            facts.global_names.update(node.names)  # type: ignore[union-attr]
+        elif not nested and facts.stray_yield is None and isinstance(node, (ast.Yield, ast.YieldFrom)):
+            facts.stray_yield = node
+        inner = nested or isinstance(node, _SCOPES)
         for child in ast.iter_child_nodes(node):
-            stack.append((child, depth + 1))
-    return deepest, count
-
-
-class _GlobalCollector(ast.NodeVisitor):
-    """Names that nested functions declare `global`: they must be module globals of the wrapper,
-    so that `count = 0` at the top level and `global count` in a helper mean the same variable,
-    exactly as in a script."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Global(self, node: ast.Global) -> None:
-        self.names.update(node.names)
-
-
-def _top_level_yield(body: list[ast.stmt]) -> ast.AST | None:
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-    return None
+            stack.append((child, depth + 1, inner))
+    return facts
 
 
 def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> CodeType:
@@ -355,16 +363,16 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
         raise PolicyError([_syntax_problem(exc, source)]) from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise PolicyError([Problem(None, f"the snippet could not be parsed: {exc}")]) from None
-    depth, nodes = _depth_and_size(tree, limits.max_ast_depth, limits.max_ast_nodes)
-    if nodes > limits.max_ast_nodes:
+    facts = _inspect(tree, limits.max_ast_depth, limits.max_ast_nodes)
+    if facts.nodes > limits.max_ast_nodes:
         raise PolicyError(
             [Problem(None, f"the snippet has more than {limits.max_ast_nodes} syntax nodes; split it up")]
         )
-    if depth > limits.max_ast_depth:
+    if facts.depth > limits.max_ast_depth:
         raise PolicyError(
             [Problem(None, f"the snippet nests deeper than {limits.max_ast_depth} levels; flatten it")]
         )
-    stray = _top_level_yield(tree.body)
+    stray = facts.stray_yield
     if stray is not None:
         raise PolicyError(
             [Problem(getattr(stray, "lineno", None), "yield is only allowed inside a def")]
@@ -378,12 +386,10 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
     if policy.problems:
         raise PolicyError(sorted(policy.problems, key=lambda p: (p.line or 0)))
 
-    collector = _GlobalCollector()
-    collector.visit(tree)
     # Top-level `global` statements are subsumed by the hoisted declaration.
     body: list[ast.stmt] = [s for s in tree.body if not isinstance(s, ast.Global)] or [ast.Pass()]
-    if collector.names:
-        body.insert(0, ast.Global(names=sorted(collector.names)))
+    if facts.global_names:
+        body.insert(0, ast.Global(names=sorted(facts.global_names)))
     wrapper = ast.AsyncFunctionDef(
         name=ENTRY_POINT,
         args=ast.arguments(
@@ -395,12 +401,17 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
         type_comment=None,
     )
     module = ast.Module(body=[wrapper], type_ignores=[])
-    for node in (wrapper, *body[:1]):
-        node.lineno = getattr(node, "lineno", 1) or 1
-        node.col_offset = 0
-    ast.fix_missing_locations(module)
+    for node in (wrapper, body[0]):
+        if not hasattr(node, "lineno"):
+            node.lineno = node.end_lineno = 1
+            node.col_offset = node.end_col_offset = 0
     try:
-        return compile(module, FILENAME, "exec", dont_inherit=True)
+        try:
+            return compile(module, FILENAME, "exec", dont_inherit=True)
+        except TypeError:
+            # A node without a location (from a transform we did not write): place it and retry.
+            ast.fix_missing_locations(module)
+            return compile(module, FILENAME, "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise PolicyError([_syntax_problem(exc, source)]) from None
     except (RecursionError, MemoryError, ValueError) as exc:

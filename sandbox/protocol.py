@@ -11,9 +11,12 @@ import json
 import select
 import socket
 import struct
+import time
 from typing import Any
 
 HEADER = struct.Struct(">I")
+#: How long the worker polls for an answer before it blocks.
+SPIN_SECONDS = 0.0005
 
 
 class ProtocolError(Exception):
@@ -73,14 +76,27 @@ class BlockingChannel:
             frame = self._frame_ready()
             if frame is not None:
                 return frame
-            if timeout is not None:
-                readable, _, _ = select.select([self.sock], [], [], timeout)
-                if not readable:
-                    return None
-            chunk = self.sock.recv(1 << 16)
+            chunk = self._spin_recv()
+            if chunk is None:
+                if timeout is not None:
+                    readable, _, _ = select.select([self.sock], [], [], timeout)
+                    if not readable:
+                        return None
+                chunk = self.sock.recv(1 << 16)
             if not chunk:
                 raise ChannelClosed("the host closed the channel")
             self.buffer += chunk
+
+    def _spin_recv(self) -> bytes | None:
+        """Poll briefly before sleeping: a host answer usually comes within tens of
+        microseconds, and waking a sleeping process costs more than that on a VM."""
+        deadline = time.perf_counter() + SPIN_SECONDS
+        while True:
+            try:
+                return self.sock.recv(1 << 16, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                if time.perf_counter() > deadline:
+                    return None
 
     def pending(self) -> dict[str, Any] | None:
         """A frame that is already buffered or readable now, without blocking."""

@@ -222,9 +222,13 @@ def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
             return execution.result()
         batch = sched.take_outbox()
         if batch:
+            last = batch[-1][0]
             channel.send(
                 b"".join(
-                    encode(f'{{"op":"call","id":{cid},"name":{dumps(req.name)},"a":{req.payload}}}')
+                    encode(
+                        f'{{"op":"call","id":{cid},"name":{dumps(req.name)},"a":{req.payload}'
+                        + (',"last":true}' if cid == last else "}")
+                    )
                     for cid, req in batch
                 )
             )

@@ -25,7 +25,6 @@ from typing import Any
 
 import anyio
 from anyio.abc import UNIXSocketStream
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .control import RunController
 from .execution import wall_time_message
@@ -155,14 +154,38 @@ class WorkerRuntime:
         with self._lock:
             if self._closed:
                 raise RuntimeError("this WorkerRuntime is closed")
-            worker = self._warm.popleft() if self._warm else self._spawn_locked()
-            while len(self._warm) < self.pool_size:
-                self._warm.append(self._spawn_locked())
-            return worker
+            return self._warm.popleft() if self._warm else self._spawn_locked()
 
-    def warm_pids(self) -> list[int]:
-        """Pids of the idle workers that have reported one (for tests and monitoring)."""
-        return [w.pid for w in self._warm if w.pid is not None]
+    def _replenish(self) -> None:
+        """Top the pool up after a run, so the fork does not compete with the run for CPU."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                while len(self._warm) < self.pool_size:
+                    self._warm.append(self._spawn_locked())
+            except OSError:
+                pass  # the next run spawns on demand and reports a failure there
+
+    def worker_pids(self) -> list[int]:
+        """Pids of this runtime's live worker processes, idle or running (for tests and
+        monitoring): the children of its template, read from /proc."""
+        template = self._template
+        if template is None:
+            return []
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if fields[0] != "Z" and int(fields[1]) == template.process.pid:
+                pids.append(int(entry))
+        return sorted(pids)
 
     def close(self) -> None:
         """Kill the template and every idle worker. Safe to call twice."""
@@ -230,6 +253,7 @@ class WorkerRuntime:
             worker.kill()
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
+            self._replenish()
 
 
 class _Session:
@@ -237,22 +261,31 @@ class _Session:
 
     def __init__(self, stream: UNIXSocketStream, bindings: Bindings, limits: Limits) -> None:
         self.stream = stream
-        self.reader = BufferedByteReceiveStream(stream)
+        self.buffer = bytearray()
         self.bindings = bindings
         self.limits = limits
         self.calls = 0
+        self.in_flight = 0
         self.max_frame = max(limits.max_call_bytes, limits.max_result + 8 * limits.max_output) + FRAME_SLACK
         self.send_lock = anyio.Lock()
 
     async def _frame(self) -> dict[str, Any] | None:
-        try:
-            header = await self.reader.receive_exactly(4)
-            (size,) = HEADER.unpack(header)
-            if size > self.max_frame:
-                raise ProtocolError(f"frame of {size} bytes exceeds {self.max_frame}")
-            return parse_frame(await self.reader.receive_exactly(size))
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError):
-            return None
+        """The next frame, or None when the worker is gone. One receive usually brings a whole
+        frame (often several), so this costs one event-loop wake-up per message, not two."""
+        buf = self.buffer
+        while True:
+            if len(buf) >= 4:
+                (size,) = HEADER.unpack_from(buf)
+                if size > self.max_frame:
+                    raise ProtocolError(f"frame of {size} bytes exceeds {self.max_frame}")
+                if len(buf) >= 4 + size:
+                    data = bytes(buf[4 : 4 + size])
+                    del buf[: 4 + size]
+                    return parse_frame(data)
+            try:
+                buf += await self.stream.receive(1 << 16)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                return None
 
     async def read_pid(self) -> int | None:
         frame = await self._frame()
@@ -274,7 +307,11 @@ class _Session:
                 problem = self._check_call(frame)
                 if problem:
                     return RunResult(error=RunError(*problem))
-                tg.start_soon(self._answer, frame)
+                if frame.get("last") is True and self.in_flight == 0:
+                    # The worker sent one call and waits for it: answer inline, no task needed.
+                    await self._answer(frame)
+                else:
+                    tg.start_soon(self._answer, frame)
             elif op == "done":
                 try:
                     return _checked_result(frame.get("result"))
@@ -301,7 +338,11 @@ class _Session:
 
     async def _answer(self, frame: dict[str, Any]) -> None:
         args, kwargs = frame["a"]
-        ok, value = await invoke(self.bindings, frame["name"], args, kwargs)
+        self.in_flight += 1
+        try:
+            ok, value = await invoke(self.bindings, frame["name"], args, kwargs)
+        finally:
+            self.in_flight -= 1
         body = {"op": "reply", "id": frame["id"], "ok": ok}
         body["value" if ok else "error"] = value
         data = encode(dumps(body))

@@ -1,0 +1,43 @@
+"""Policy: `match` works, and class patterns cannot read private attributes."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_helpers import run
+
+from sandbox.limits import Limits
+from sandbox.policy import PolicyError, compile_snippet
+
+
+def test_match_patterns() -> None:
+    code = (
+        "def kind(v):\n"
+        "    match v:\n"
+        "        case {'type': 'point', 'x': x, **rest}:\n            return ['point', x, rest]\n"
+        "        case [first, *others]:\n            return ['seq', first, len(others)]\n"
+        "        case str() | bytes():\n            return 'text'\n"
+        "        case None:\n            return 'none'\n"
+        "        case _:\n            return 'other'\n"
+        "return [kind({'type': 'point', 'x': 1, 'y': 2}), kind([1, 2, 3]), kind('s'), kind(None), kind(3.5)]"
+    )
+    assert run(code).value == [["point", 1, {"y": 2}], ["seq", 1, 2], "text", "none", "other"]
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("match x:\n    case int(__class__=c):\n        pass",
+         'line 2: attribute "__class__" is not allowed in a class pattern'),
+        ("match x:\n    case [*_rest]:\n        pass",
+         'line 2: name "_rest" is not allowed: names starting with "_" are reserved'),
+        ("match x:\n    case {**_r}:\n        pass",
+         'line 2: name "_r" is not allowed: names starting with "_" are reserved'),
+        ("match x:\n    case [_y]:\n        pass",
+         'line 2: name "_y" is not allowed: names starting with "_" are reserved'),
+    ],
+    ids=["class-pattern-dunder", "star-private", "mapping-rest-private", "capture-private"],
+)
+def test_match_names_are_checked(code: str, message: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        compile_snippet(code, Limits())
+    assert str(info.value) == message
