@@ -1,10 +1,12 @@
-"""codemode: the tool registry, the dispatch pipeline and (later) the Code Mode bridge.
+"""codemode: the tool registry, the dispatch pipeline, the Code Mode bridge and workspace tools.
 
 Dependencies point one way: ``codemode`` may import ``sandbox`` and ``sdk_gen``; they never import
 ``codemode``. The public API is re-exported here from one-concept private modules, with
 ``__module__`` set to ``codemode`` so tracebacks and reprs name the public path.
 """
 
+from .agent import CallOutcome, CodeMode, extract_code_blocks
+from .bridge import RUN_CODE, CodeRun, StopRun, SubCall, render_run
 from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
 from .content import check_content, image_block, render_value, text_block
 from .definition import ToolDefinition, compile_parameters, define_tool, tool
@@ -38,6 +40,7 @@ from .messages import ErrorKind
 from .plugins import load_plugin
 from .presentation import diff_card, generic_card, terminal_card
 from .registry import RESERVED_NAMES, AgentScope, Registry
+from .workspace import WorkspaceError, register_workspace, workspace_tools
 
 __all__ = [
     "EVENT_CODE_DISPATCH",
@@ -46,7 +49,11 @@ __all__ = [
     "EVENT_TOOL_CALL",
     "EVENT_TOOL_RESULT",
     "RESERVED_NAMES",
+    "RUN_CODE",
     "AgentScope",
+    "CallOutcome",
+    "CodeMode",
+    "CodeRun",
     "CodemodeError",
     "Decision",
     "ErrorKind",
@@ -63,10 +70,13 @@ __all__ = [
     "PostDecision",
     "Registry",
     "RegistrationError",
+    "StopRun",
+    "SubCall",
     "ToolCall",
     "ToolDefinition",
     "ToolDefinitionError",
     "ToolResult",
+    "WorkspaceError",
     "accept",
     "allow",
     "ask",
@@ -77,10 +87,13 @@ __all__ = [
     "deny",
     "derive_messages",
     "diff_card",
+    "extract_code_blocks",
     "freeze",
     "generic_card",
     "image_block",
     "load_plugin",
+    "register_workspace",
+    "render_run",
     "render_value",
     "replace_content",
     "replace_value",
@@ -92,6 +105,7 @@ __all__ = [
     "to_mcp",
     "to_openai",
     "tool",
+    "workspace_tools",
 ]
 
 for _name in __all__:

@@ -23,6 +23,7 @@ class ErrorKind(StrEnum):
     INVALID_OUTPUT = "invalid_output"
     BLOCKED = "blocked"
     CANCELLED = "cancelled"
+    RUN_FAILED = "run_failed"
 
 
 UNKNOWN_TOOL = "Unknown tool '{name}'. Available tools: {available}."
@@ -43,3 +44,36 @@ INVALID_CONTENT = "{name} produced invalid content: {detail}"
 BLOCKED = "Result of {name} was blocked: {feedback}"
 CANCELLED = "Call to {name} was cancelled."
 NO_OUTPUT = "(no output)"
+
+# --- Code Mode (the run_code bridge) --------------------------------------------------------------
+
+RUN_CODE_DESCRIPTION = (
+    "Run a short async Python program that calls the tools described in the system prompt as "
+    "`await tools.name(...)`. Only what it prints and returns comes back to you: aggregate "
+    "inside the program and print a short summary."
+)
+RUN_CODE_CODE = "The body of an async Python function: top-level `await` and `return` work."
+RUN_CODE_PURPOSE = "What the program does, in 5-10 words, active voice (shown to the user)."
+SYSTEM_PROMPT = """\
+## Code Mode
+Act by calling `run_code` with a Python program. Inside it, the tools below are async methods of `tools`.
+
+{sdk}"""
+CALL_FROM_RUN_CODE = (
+    "in code mode {name} is called from a run_code program: `await tools.{method}(...)`"
+)
+RUN_CODE_NATIVE = "run_code is not available in native mode; call the tools directly"
+RUN_FAILED = "Error: code run failed ({kind}): {message}"
+CAPTURED_OUTPUT = "Captured output:"
+RUN_NO_OUTPUT = "(run_code completed with no output)"
+PREFLIGHT_FAILED = "nothing ran; fix these and run again:\n{diagnostics}"
+NOT_DISPATCHED = "run_code run is over ({reason}); {name} not dispatched"
+SUB_CALL_CANCELLED = "run_code run is over ({reason}); {name} was cancelled"
+ARGS_MIXED = "pass the arguments either as keywords or as one dict, not both"
+ARGS_POSITIONAL = (
+    "takes keyword arguments or one dict of arguments, got {count} positional argument(s)"
+)
+ARGS_NOT_DICT = "a positional argument must be a dict of arguments, got {type}"
+PLACEHOLDER_MEDIA = "[{type}: {mime_type}, {size} bytes]"
+PLACEHOLDER_RESOURCE = "[resource: {uri}]"
+REASON_COMPLETED = "completed"

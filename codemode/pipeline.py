@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import AbstractAsyncContextManager
 from inspect import isawaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -31,7 +32,31 @@ from .validation import Violation
 if TYPE_CHECKING:
     from .registry import Registry
 
-__all__ = ["log_call_event", "run_call"]
+__all__ = ["BodyFailed", "DispatchGate", "log_call_event", "run_call"]
+
+
+class DispatchGate(Protocol):
+    """How the Code Mode bridge paces one sub-call inside the pipeline.
+
+    ``slot()`` is held around wrappers and body only, so approvals never occupy a concurrency
+    slot; ``before_post()`` is awaited before post-execute listeners run (only when there are
+    any), so they see results in submission order. It may release the slot before waiting, which
+    is what keeps waiting for earlier calls from ever blocking them.
+    """
+
+    def slot(self) -> AbstractAsyncContextManager[Any]: ...
+
+    async def before_post(self) -> None: ...
+
+
+class BodyFailed(Exception):
+    """Raised by a tool body whose failure text is already written for the model (``run_code``
+    reporting a failed run): the result is an error with exactly these blocks and ``kind``."""
+
+    def __init__(self, blocks: list[dict[str, Any]], kind: ErrorKind = ErrorKind.TOOL_ERROR) -> None:
+        super().__init__(kind.value)
+        self.blocks = blocks
+        self.kind = kind
 
 logger = logging.getLogger("codemode")
 
@@ -43,6 +68,7 @@ async def run_call(
     parent: ExecutionToken | None,
     *,
     log_call: bool = True,
+    gate: DispatchGate | None = None,
 ) -> ToolResult:
     """Run ``call`` through the whole pipeline; see the module docstring for what never raises."""
     agent, parent_call_id, root_call_id = _lineage(call, agent, parent)
@@ -68,7 +94,7 @@ async def run_call(
             if violations:
                 result = _invalid_arguments(ctx, violations)
             else:
-                result = await _run_checked(hooks, definition, ctx, args)
+                result = await _run_checked(hooks, definition, ctx, args, gate)
     except Exception as exc:  # e.g. an unresolvable $ref in an imported schema
         result = _error(ctx, ErrorKind.TOOL_ERROR, m.TOOL_FAILED.format(name=name, error=_describe(exc)))
     except BaseException:
@@ -145,7 +171,11 @@ def _result_event(ctx: ExecutionContext, parent_call_id: str | None, result: Too
 
 
 async def _run_checked(
-    hooks: HookSet, definition: ToolDefinition, ctx: ExecutionContext, args: FrozenDict
+    hooks: HookSet,
+    definition: ToolDefinition,
+    ctx: ExecutionContext,
+    args: FrozenDict,
+    gate: DispatchGate | None = None,
 ) -> ToolResult:
     """Steps 1-8 for a call whose tool exists and whose arguments are valid."""
     if hooks.pre_execute or hooks.guards:
@@ -153,10 +183,18 @@ async def _run_checked(
         if denied is not None:
             return denied
     try:
-        if hooks.wrappers:
+        if gate is not None:
+            async with gate.slot():
+                raw = await _body(hooks, definition, args, ctx)
+        elif hooks.wrappers:
             raw = await _wrapped(hooks, definition, args, ctx)
         else:
             raw = await definition.execute(args, ctx)
+    except BodyFailed as exc:
+        content = _content(exc.blocks)
+        if isinstance(content, str):
+            return _error(ctx, ErrorKind.INVALID_OUTPUT, m.INVALID_CONTENT.format(name=ctx.name, detail=content))
+        return ToolResult(content, None, True, FrozenDict(call_id=ctx.call_id, error=exc.kind.value))
     except TimeoutError:
         return _error(ctx, ErrorKind.TIMEOUT, m.TIMED_OUT.format(name=ctx.name))
     except Exception as exc:
@@ -165,6 +203,8 @@ async def _run_checked(
     if result.is_error:
         return result
     if hooks.post_execute:
+        if gate is not None:
+            await gate.before_post()
         result = await _post(hooks, definition, ctx, args, result)
         if result.is_error:
             return result
@@ -218,6 +258,12 @@ async def _admit(hooks: HookSet, ctx: ExecutionContext) -> ToolResult | None:
         if decision.kind != "allow":
             return _denied(ctx, decision.reason)
     return None
+
+
+async def _body(hooks: HookSet, definition: ToolDefinition, args: FrozenDict, ctx: ExecutionContext) -> Any:
+    if hooks.wrappers:
+        return await _wrapped(hooks, definition, args, ctx)
+    return await definition.execute(args, ctx)
 
 
 async def _wrapped(hooks: HookSet, definition: ToolDefinition, args: FrozenDict, ctx: ExecutionContext) -> Any:

@@ -1,7 +1,8 @@
 """The tool registry: named tools, per-agent views, hooks and the entry point of every call.
 
 Visibility for an agent: its scoped tools first (they shadow global tools of the same name), then
-the global tools its ``allow`` list admits (all of them when there is no list). An agent without a
+the global tools its ``allow`` list admits (all of them when there is no list; the reserved
+``run_code`` builtin is never filtered out, the mode decides whether the model sees it). An agent without a
 scope, and ``agent=None``, see every global tool. The name ``run_code`` is reserved for the Code
 Mode bridge, which installs it with ``register_builtin``; ``mode`` is stored here for the bridge to
 enforce.
@@ -194,7 +195,7 @@ class Registry:
         found = scope.tools.get(name)
         if found is not None:
             return found
-        if scope.allow is not None and name not in scope.allow:
+        if scope.allow is not None and name not in scope.allow and name not in RESERVED_NAMES:
             return None
         return self._tools.get(name)
 
@@ -205,7 +206,8 @@ class Registry:
             names = set(self._tools)
             scope = self._scopes.get(agent) if agent is not None else None
             if scope is not None:
-                names = (names if scope.allow is None else names & scope.allow) | set(scope.tools)
+                allowed = names if scope.allow is None else names & (scope.allow | RESERVED_NAMES)
+                names = allowed | set(scope.tools)
             cached = [d for d in (self.get(n, agent) for n in sorted(names)) if d is not None]
             self._visible[agent] = cached
         return list(cached)

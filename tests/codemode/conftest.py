@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+# The bridge tests share tools through ``bridgekit`` (pytest runs with --import-mode=importlib).
+sys.path.insert(0, str(Path(__file__).parent))
 
 from codemode import Registry, define_tool
 

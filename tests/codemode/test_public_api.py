@@ -24,8 +24,10 @@ def test_public_classes_and_functions_name_the_package() -> None:
             assert obj.__module__ == "codemode", name
 
 
-def test_codemode_does_not_import_later_layers() -> None:
+def test_importing_codemode_does_not_load_the_cli() -> None:
+    import subprocess
     import sys
 
-    assert "codemode.cli" not in sys.modules
-    assert not any(name.startswith("codemode.bridge") for name in sys.modules)
+    code = "import sys, codemode; print('codemode.cli' in sys.modules, 'codemode.bridge' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

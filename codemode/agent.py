@@ -1,0 +1,209 @@
+"""Agent-loop integration: what a host loop needs to offer Code Mode to a model.
+
+``CodeMode`` installs ``run_code`` on a registry and enforces the presentation mode: in ``code``
+mode the model sees only ``run_code`` (plus the SDK in the system prompt) and a direct call to any
+other tool is denied with a pointer to ``run_code``; in ``native`` mode ``run_code`` is hidden and
+refused; ``both`` shows everything. The mode is the registry's, overridable per agent scope.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sandbox
+
+from . import messages as m
+from .bridge import _SETTINGS, RUN_CODE, CodeRun, Executor, RunCodeTool, _Settings, build_sdk
+from .calls import ExecutionContext, ToolCall, ToolResult
+from .export import FORMATS
+from .hooks import Decision, Handle, deny
+from .registry import Mode, Registry
+
+__all__ = ["CallOutcome", "CodeMode", "extract_code_blocks"]
+
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(\w*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+_PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
+
+
+def extract_code_blocks(text: str) -> list[str]:
+    """The fenced Python blocks of a model reply, in order, for loops that take code from text
+    instead of a tool call. Untagged fences count as Python; other languages are skipped."""
+    return [match.group(3) for match in _FENCE.finditer(text) if match.group(2).lower() in _PYTHON_TAGS]
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """What ``CodeMode.handle`` returns: the pipeline result, the text for the model, and the
+    images to show the model after it (from successful ``run_code`` sub-calls)."""
+
+    result: ToolResult
+    text: str
+    attachments: tuple[Mapping[str, Any], ...]
+    run: CodeRun | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.result.is_error
+
+
+class CodeMode:
+    """Code Mode on a registry: ``run_code``, mode enforcement, prompts, schemas and dispatch.
+
+    ``limits`` and ``max_parallel_sub_calls`` are host configuration; ``run_code`` takes only
+    ``code`` and ``description``, so a model can never raise them. ``executor`` replaces the
+    registry pipeline for sub-calls (replay). Call ``close()`` to uninstall.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        mode: Mode | None = None,
+        limits: sandbox.Limits = sandbox.DEFAULT_LIMITS,
+        max_parallel_sub_calls: int = 10,
+        backend: sandbox.BackendName | sandbox.Runtime = "worker",
+        preflight: bool = True,
+        executor: Executor | None = None,
+    ) -> None:
+        if not isinstance(limits, sandbox.Limits):
+            raise TypeError(f"limits must be a sandbox.Limits, got {type(limits).__name__}")
+        self.registry = registry
+        if mode is not None:
+            registry.mode = mode
+        self.tool = RunCodeTool(
+            registry,
+            limits=limits,
+            max_parallel_sub_calls=max_parallel_sub_calls,
+            backend=backend,
+            preflight=preflight,
+            executor=executor,
+        )
+        self._handles: list[Handle] = [
+            registry.register_builtin(self.tool.definition()),
+            registry.on_pre_execute(self._enforce_mode),
+        ]
+
+    @property
+    def limits(self) -> sandbox.Limits:
+        return self.tool.limits
+
+    def close(self) -> None:
+        """Remove ``run_code`` and the mode check from the registry."""
+        for handle in self._handles:
+            handle.dispose()
+        self._handles.clear()
+
+    def _enforce_mode(self, ctx: ExecutionContext) -> Decision | None:
+        if ctx.parent is not None:
+            return None
+        mode = self.registry.mode_for(ctx.agent)
+        if ctx.name == RUN_CODE:
+            return deny(m.RUN_CODE_NATIVE) if mode == "native" else None
+        if mode == "code":
+            return deny(m.CALL_FROM_RUN_CODE.format(name=ctx.name, method=_method(ctx.name)))
+        return None
+
+    # --- what the model sees ------------------------------------------------------------------
+
+    def sdk(self, agent: str | None = None) -> Any:
+        """The ``sdk_gen.SDK`` for ``agent``'s tools (``run_code`` excluded)."""
+        return build_sdk(self.tool.tools_for(agent))
+
+    def system_prompt(self, agent: str | None = None) -> str:
+        """The system-prompt section for ``agent``: the SDK in ``code``/``both`` mode, else ``""``."""
+        if self.registry.mode_for(agent) == "native":
+            return ""
+        return m.SYSTEM_PROMPT.format(sdk=self.sdk(agent).text)
+
+    def model_tools(self, agent: str | None = None, *, format: str = "openai") -> list[dict[str, Any]]:
+        """The tool schemas to send the model: only ``run_code`` (code), everything (both), or
+        everything but ``run_code`` (native)."""
+        exporter = FORMATS.get(format)
+        if exporter is None:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+        mode = self.registry.mode_for(agent)
+        visible = self.registry.visible(agent)
+        if mode == "code":
+            chosen = [d for d in visible if d.name == RUN_CODE]
+        elif mode == "native":
+            chosen = [d for d in visible if d.name != RUN_CODE]
+        else:
+            chosen = visible
+        return exporter(chosen)
+
+    # --- dispatch -----------------------------------------------------------------------------
+
+    async def handle(
+        self,
+        tool_call: ToolCall | Mapping[str, Any],
+        *,
+        agent: str | None = None,
+        limits: sandbox.Limits | None = None,
+    ) -> CallOutcome:
+        """Run one model tool call through the pipeline. ``tool_call`` is a ``ToolCall`` or a
+        mapping with ``id``, ``name`` and ``arguments`` (a dict or a JSON string). ``limits``
+        overrides the configured ones for this call only."""
+        call = _as_call(tool_call)
+        sink: list[CodeRun] = []
+        settings = _Settings(limits=limits, sink=sink)
+        result = await _with_settings(settings, self.registry.execute(call, agent=agent))
+        images = tuple(b for b in result.content if b.get("type") == "image")
+        return CallOutcome(result, result.text, images, sink[0] if sink else None)
+
+    async def run(
+        self,
+        code: str,
+        *,
+        description: str = "Run a program",
+        call_id: str = "run",
+        agent: str | None = None,
+        limits: sandbox.Limits | None = None,
+        on_dispatch: Any = None,
+    ) -> CodeRun:
+        """Run ``code`` as a ``run_code`` call from the host (the CLI does this) and return the
+        full report. The call goes through the pipeline like a model's, mode checks included."""
+        sink: list[CodeRun] = []
+        settings = _Settings(limits=limits, sink=sink, on_dispatch=on_dispatch)
+        call = ToolCall(call_id, RUN_CODE, {"code": code, "description": description})
+        result = await _with_settings(settings, self.registry.execute(call, agent=agent))
+        if sink:
+            return sink[0]
+        error = sandbox.RunError("cancelled", result.text)  # denied or invalid before it ran
+        run = sandbox.RunResult(error=error)
+        return CodeRun(call_id, run, (), "", result.text, (), 0.0)
+
+    def __repr__(self) -> str:
+        return f"CodeMode(mode={self.registry.mode!r}, limits={self.tool.limits!r})"
+
+
+async def _with_settings(settings: _Settings, awaitable: Any) -> Any:
+    token = _SETTINGS.set(settings)
+    try:
+        return await awaitable
+    finally:
+        _SETTINGS.reset(token)
+
+
+def _method(name: str) -> str:
+    import sdk_gen
+
+    return sdk_gen.sanitize_name(name)
+
+
+def _as_call(tool_call: ToolCall | Mapping[str, Any]) -> ToolCall:
+    if isinstance(tool_call, ToolCall):
+        return tool_call
+    if not isinstance(tool_call, Mapping):
+        raise TypeError(f"handle() takes a ToolCall or a mapping, got {type(tool_call).__name__}")
+    arguments: Any = tool_call.get("arguments", tool_call.get("input", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            arguments = {"__unparsed__": arguments}
+    return ToolCall(str(tool_call.get("id", "")), str(tool_call.get("name", "")), arguments)
+

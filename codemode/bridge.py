@@ -1,0 +1,489 @@
+"""The Code Mode bridge: the ``run_code`` tool, and the bindings that turn a snippet's
+``await tools.name(...)`` into one registry pipeline execution each.
+
+One run, in order: snapshot the calling agent's visible tools (``run_code`` excluded), build their
+SDK (cached per tool set), pre-flight the snippet against it (diagnostics fail the run with kind
+``preflight`` and nothing runs), then ``sandbox.run`` with one binding per method name *and* wire
+name. A binding normalises and validates the arguments before numbering the call, so a bad call
+uses no call id; an accepted call is ``<outer>:code:<n>`` with the outer token as parent. The
+snippet gets the canonical value (tools with an output schema) or the text of the content blocks,
+non-text blocks replaced by placeholders; a failure raises ``ToolCallError`` in the snippet.
+
+Pacing: concurrency-safe calls share ``max_parallel_sub_calls`` slots, the others take one lock;
+post-execute listeners see results in submission order (see ``pipeline.DispatchGate``). Calls
+still queued when the run ends are abandoned, and every sub-call's events are written before
+``run_code`` returns, whatever ended the run.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+import sandbox
+import sdk_gen
+
+from . import messages as m
+from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
+from .definition import ToolDefinition, define_tool
+from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START
+from .frozen import freeze, thaw
+from .messages import ErrorKind
+from .pipeline import BodyFailed, DispatchGate, run_call
+from .presentation import generic_card
+from .registry import Registry
+
+__all__ = [
+    "RUN_CODE",
+    "CodeRun",
+    "Executor",
+    "StopRun",
+    "SubCall",
+    "build_sdk",
+    "placeholder",
+    "render_run",
+]
+
+RUN_CODE = "run_code"
+DEFAULT_MAX_PARALLEL = 10
+
+#: ``executor(call, parent, gate) -> ToolResult``: runs one accepted sub-call. The default runs
+#: the registry pipeline; ``--replay`` answers from a recording instead.
+Executor = Callable[[ToolCall, ExecutionToken, DispatchGate], Awaitable[ToolResult]]
+
+
+class StopRun(Exception):
+    """Raise from an executor to end the whole run (kind ``cancelled``) with ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class SubCall:
+    """One accepted sub-call, as the events, ``--trace``, ``--record`` and ``--json`` show it.
+
+    ``status`` is ``ok``, ``error``, ``cancelled`` (in flight when the run ended) or
+    ``abandoned`` (queued, never dispatched).
+    """
+
+    call_id: str
+    number: int
+    name: str
+    arguments: dict[str, Any]
+    status: str = "queued"
+    is_error: bool = False
+    content: list[dict[str, Any]] = field(default_factory=list)
+    value: Any = None
+    started: float = 0.0
+    duration_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.call_id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "is_error": self.is_error,
+            "duration_ms": round(self.duration_ms, 3),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRun:
+    """Everything one ``run_code`` execution produced; ``text`` is what the model reads."""
+
+    call_id: str
+    result: sandbox.RunResult
+    calls: tuple[SubCall, ...]
+    sdk_hash: str
+    text: str
+    attachments: tuple[Mapping[str, Any], ...]
+    duration_ms: float
+
+    @property
+    def ok(self) -> bool:
+        return self.result.error is None
+
+
+def placeholder(block: Mapping[str, Any]) -> str:
+    """The text that stands in for a non-text content block inside a run."""
+    kind = block.get("type")
+    if kind in ("image", "audio"):
+        data = block.get("data") or ""
+        size = len(data) * 3 // 4 - data[-2:].count("=") if data else 0
+        return m.PLACEHOLDER_MEDIA.format(type=kind, mime_type=block.get("mime_type"), size=size)
+    if kind == "resource":
+        return m.PLACEHOLDER_RESOURCE.format(uri=block.get("uri"))
+    return f"[{kind}]"
+
+
+def _snippet_text(content: Sequence[Mapping[str, Any]]) -> str:
+    return "\n".join(b["text"] if b.get("type") == "text" else placeholder(b) for b in content)
+
+
+def render_run(result: sandbox.RunResult) -> str:
+    """What the model reads back: logs then the value, the no-output marker, or the error."""
+    if result.error is not None:
+        text = m.RUN_FAILED.format(kind=result.error.kind, message=result.error.message)
+        if result.logs:
+            text += "\n" + m.CAPTURED_OUTPUT + "\n" + "\n".join(result.logs)
+        return text
+    parts = list(result.logs)
+    value = result.value
+    if isinstance(value, str):
+        parts.append(value)
+    elif value is not None:
+        parts.append(json.dumps(value, indent=2, ensure_ascii=False))
+    return "\n".join(parts) if parts else m.RUN_NO_OUTPUT
+
+
+def _spec(definition: ToolDefinition) -> sdk_gen.ToolSpec:
+    output = thaw(definition.output_schema) if definition.output_schema is not None else None
+    return sdk_gen.ToolSpec(definition.name, definition.description, thaw(definition.parameters_schema), output)
+
+
+def build_sdk(definitions: Sequence[ToolDefinition]) -> sdk_gen.SDK:
+    """The SDK a snippet is written against for these tools (sdk_gen caches by content)."""
+    return sdk_gen.generate([_spec(d) for d in definitions], allowed_imports=sandbox.ALLOWED_MODULES)
+
+
+def _nullable(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return True
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, (list, tuple)) and "null" in kind):
+        return True
+    if kind is None and not any(k in schema for k in ("anyOf", "oneOf", "enum", "const")):
+        return True  # no type constraint: None is a value like any other
+    for key in ("anyOf", "oneOf"):
+        if any(_nullable(s) for s in schema.get(key) or ()):
+            return True
+    if None in (schema.get("enum") or ()):
+        return True
+    return False
+
+
+def _none_droppers(definition: ToolDefinition) -> frozenset[str]:
+    """Optional arguments whose schema refuses null: ``None`` for them means "not sent"."""
+    schema = definition.parameters_schema
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    return frozenset(k for k, s in props.items() if k not in required and not _nullable(s))
+
+
+class _Gate:
+    """One sub-call's ``DispatchGate``: its slot (semaphore or lock) and its place in line."""
+
+    __slots__ = ("_limiter", "_before", "_held", "record", "run")
+
+    def __init__(self, limiter: Any, before: anyio.Event | None, record: SubCall, run: _Run) -> None:
+        self._limiter = limiter
+        self._before = before
+        self._held = False
+        self.record = record
+        self.run = run
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        await self._limiter.acquire()
+        self._held = True
+        self.record.status = "running"
+        self.run.dispatched(self.record)
+        try:
+            yield
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._limiter.release()
+
+    async def before_post(self) -> None:
+        self.release()
+        if self._before is not None:
+            await self._before.wait()
+
+
+class _Run:
+    """The state of one run: numbering, pacing, records, attachments."""
+
+    def __init__(
+        self,
+        ctx: ExecutionContext,
+        definitions: Sequence[ToolDefinition],
+        registry: Registry,
+        executor: Executor,
+        max_parallel: int,
+        controller: sandbox.RunController,
+    ) -> None:
+        self.ctx = ctx
+        self.registry = registry
+        self.executor = executor
+        self.controller = controller
+        self.definitions = {d.name: d for d in definitions}
+        self.droppers = {d.name: _none_droppers(d) for d in definitions}
+        self.count = 0
+        self.records: list[SubCall] = []
+        self.semaphore = anyio.Semaphore(max_parallel)
+        self.serial = anyio.Lock()
+        self.last_done: anyio.Event | None = None
+        self.on_dispatch: Callable[[SubCall], None] | None = None
+
+    def dispatched(self, record: SubCall) -> None:
+        record.started = time.perf_counter()
+        if self.on_dispatch is not None:
+            self.on_dispatch(record)
+
+    def binding(self, wire: str) -> Callable[..., Awaitable[Any]]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await self.call(wire, args, kwargs)
+
+        return call
+
+    def _arguments(self, wire: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if args:
+            if len(args) > 1:
+                raise sandbox.BindingError(m.ARGS_POSITIONAL.format(count=len(args)))
+            if kwargs:
+                raise sandbox.BindingError(m.ARGS_MIXED)
+            if not isinstance(args[0], dict):
+                raise sandbox.BindingError(m.ARGS_NOT_DICT.format(type=type(args[0]).__name__))
+            kwargs = args[0]
+        drop = self.droppers[wire]
+        if drop:
+            kwargs = {k: v for k, v in kwargs.items() if v is not None or k not in drop}
+        return kwargs
+
+    async def call(self, wire: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        definition = self.definitions[wire]
+        arguments = self._arguments(wire, args, kwargs)
+        frozen = freeze(arguments)
+        if definition.defaults:
+            checked = {**definition.defaults, **frozen}
+            violations = definition.arguments_validator.violations(checked)
+        else:
+            violations = definition.arguments_validator.violations(frozen)
+        if violations:
+            lines = "\n".join(f"- {v}" for v in violations)
+            raise sandbox.BindingError(m.INVALID_ARGUMENTS.format(name=wire, violations=lines))
+        self.count += 1
+        n = self.count
+        ctx = self.ctx
+        record = SubCall(f"{ctx.call_id}:code:{n}", n, wire, arguments)
+        self.records.append(record)
+        log = self.registry.events
+        log.append(
+            {
+                "type": EVENT_CODE_DISPATCH_START,
+                "ts": time.time(),
+                "call_id": record.call_id,
+                "parent_call_id": ctx.call_id,
+                "root_call_id": ctx.root_call_id,
+                "agent": ctx.agent,
+                "name": wire,
+                "arguments": arguments,
+            }
+        )
+        before, done = self.last_done, anyio.Event()
+        self.last_done = done
+        safe = definition.is_concurrency_safe(frozen)
+        gate = _Gate(self.semaphore if safe else self.serial, before, record, self)
+        try:
+            result = await self.executor(ToolCall(record.call_id, wire, frozen), ctx.token, gate)
+        except StopRun as exc:
+            record.status, record.is_error = "error", True
+            record.content = [{"type": "text", "text": exc.reason}]
+            self.controller.cancel(exc.reason)
+            self._finish(record)
+            raise sandbox.BindingError(exc.reason) from None
+        except BaseException:
+            if record.status == "queued":
+                record.status = "abandoned"  # its dispatch event waits for the run's reason
+            else:
+                record.status = "cancelled"
+            record.is_error = True
+            raise
+        finally:
+            gate.release()
+            done.set()
+        record.status = "error" if result.is_error else "ok"
+        record.is_error = result.is_error
+        record.content = list(thaw(result.content))
+        record.value = thaw(result.value)
+        self._finish(record)
+        if result.is_error:
+            raise sandbox.BindingError(result.text)
+        if definition.output_schema is not None:
+            return record.value
+        return _snippet_text(record.content)
+
+    def _finish(self, record: SubCall) -> None:
+        if record.started:
+            record.duration_ms = (time.perf_counter() - record.started) * 1000
+        ctx = self.ctx
+        self.registry.events.append(
+            {
+                "type": EVENT_CODE_DISPATCH,
+                "ts": time.time(),
+                "call_id": record.call_id,
+                "parent_call_id": ctx.call_id,
+                "root_call_id": ctx.root_call_id,
+                "agent": ctx.agent,
+                "name": record.name,
+                "arguments": record.arguments,
+                "status": record.status,
+                "is_error": record.is_error,
+                "content": record.content,
+                "duration_ms": round(record.duration_ms, 3),
+            }
+        )
+
+    def close(self, reason: str) -> None:
+        """Write the dispatch event of every call the run's end cut short."""
+        for record in self.records:
+            if record.status == "abandoned":
+                text = m.NOT_DISPATCHED.format(reason=reason, name=record.name)
+            elif record.status == "cancelled":
+                text = m.SUB_CALL_CANCELLED.format(reason=reason, name=record.name)
+            else:
+                continue
+            record.content = [{"type": "text", "text": text}]
+            self._finish(record)
+
+    def attachments(self) -> list[dict[str, Any]]:
+        return [
+            b for r in self.records if r.status == "ok" for b in r.content if b.get("type") == "image"
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """Per-call overrides a host sets around ``handle``/``run`` (never the model)."""
+
+    limits: sandbox.Limits | None = None
+    sink: list[CodeRun] | None = None
+    on_dispatch: Callable[[SubCall], None] | None = None
+
+
+_NO_SETTINGS = _Settings()
+_SETTINGS: contextvars.ContextVar[_Settings] = contextvars.ContextVar("codemode_run_settings", default=_NO_SETTINGS)
+
+
+def _preflight_error(diagnostics: Sequence[sdk_gen.Diagnostic]) -> sandbox.RunError:
+    lines = "\n".join(str(d) for d in diagnostics)
+    return sandbox.RunError("preflight", m.PREFLIGHT_FAILED.format(diagnostics=lines))  # type: ignore[arg-type]
+
+
+class RunCodeTool:
+    """The ``run_code`` body and its configuration; ``CodeMode`` owns one."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        limits: sandbox.Limits,
+        max_parallel_sub_calls: int,
+        backend: sandbox.BackendName | sandbox.Runtime,
+        preflight: bool,
+        executor: Executor | None,
+    ) -> None:
+        if isinstance(max_parallel_sub_calls, bool) or not isinstance(max_parallel_sub_calls, int) or max_parallel_sub_calls < 1:
+            raise ValueError(f"max_parallel_sub_calls must be an int >= 1, got {max_parallel_sub_calls!r}")
+        self.registry = registry
+        self.limits = limits
+        self.max_parallel_sub_calls = max_parallel_sub_calls
+        self.backend = backend
+        self.preflight = preflight
+        self.executor: Executor = executor if executor is not None else self._pipeline
+
+    async def _pipeline(self, call: ToolCall, parent: ExecutionToken, gate: DispatchGate) -> ToolResult:
+        return await run_call(self.registry, call, None, parent, gate=gate)
+
+    def tools_for(self, agent: str | None) -> list[ToolDefinition]:
+        return [d for d in self.registry.visible(agent) if d.name != RUN_CODE]
+
+    def definition(self) -> ToolDefinition:
+        return define_tool(
+            name=RUN_CODE,
+            description=m.RUN_CODE_DESCRIPTION,
+            parameters_schema={
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string", "minLength": 1, "description": m.RUN_CODE_CODE},
+                    "description": {
+                        "type": "string",
+                        "minLength": 1,
+                        "pattern": r"\S",
+                        "description": m.RUN_CODE_PURPOSE,
+                    },
+                },
+                "required": ["code", "description"],
+                "additionalProperties": False,
+            },
+            execute=self.execute,
+            present_call=lambda args: generic_card(str(args.get("description", RUN_CODE)), args.get("code")),
+        )
+
+    async def execute(self, args: Mapping[str, Any], ctx: ExecutionContext) -> list[dict[str, Any]]:
+        settings = _SETTINGS.get()
+        report = await self.run(args["code"], ctx, settings)
+        if settings.sink is not None:
+            settings.sink.append(report)
+        blocks = [{"type": "text", "text": report.text}, *report.attachments]
+        if not report.ok:
+            raise BodyFailed(blocks, ErrorKind.RUN_FAILED)
+        return blocks
+
+    async def run(self, code: str, ctx: ExecutionContext, settings: _Settings) -> CodeRun:
+        started = time.perf_counter()
+        definitions = self.tools_for(ctx.agent)
+        sdk = build_sdk(definitions)
+        limits = settings.limits or self.limits
+        controller = sandbox.RunController()
+        state = _Run(ctx, definitions, self.registry, self.executor, self.max_parallel_sub_calls, controller)
+        state.on_dispatch = settings.on_dispatch
+        result: sandbox.RunResult | None = None
+        diagnostics = sdk_gen.check(code, sdk) if self.preflight else []
+        if diagnostics:
+            result = sandbox.RunResult(error=_preflight_error(diagnostics))
+        else:
+            bindings: dict[str, Callable[..., Awaitable[Any]]] = {}
+            docs: dict[str, str] = {}
+            for method, wire in sdk.method_names.items():
+                fn = state.binding(wire)
+                bindings[method] = bindings[wire] = fn
+                docs[method] = docs[wire] = sdk.describe(method)
+            try:
+                result = await sandbox.run(
+                    code,
+                    bindings=bindings,
+                    limits=limits,
+                    docs=docs,
+                    backend=self.backend,
+                    controller=controller,
+                )
+            finally:
+                if result is None:  # the outer call itself was cancelled
+                    state.close("cancelled")
+        if result.error is None:
+            state.close(m.REASON_COMPLETED)
+        else:
+            state.close(result.error.kind)
+        return CodeRun(
+            call_id=ctx.call_id,
+            result=result,
+            calls=tuple(state.records),
+            sdk_hash=sdk.sdk_hash,
+            text=render_run(result),
+            attachments=tuple(state.attachments()),
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )

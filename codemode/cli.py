@@ -1,0 +1,360 @@
+"""The ``codemode`` command: run a snippet file against tools, print the SDK, list tools, check.
+
+    codemode run FILE|-  [--tools SPEC]... [--root DIR] [--allow-write] [--backend worker|inprocess]
+                         [--timeout S] [--memory MIB] [--max-tool-calls N] [--max-parallel N]
+                         [--no-preflight] [--trace] [--record calls.jsonl | --replay calls.jsonl]
+                         [--json]
+    codemode sdk   [--tools SPEC]... [--root DIR] [--hash]
+    codemode tools [--tools SPEC]... [--root DIR]
+    codemode check FILE|- [--tools SPEC]... [--root DIR]
+
+Exit codes: 0 success, 1 the run (or check) failed, 2 usage or configuration error. Without
+``--tools``, the built-in workspace tools load, confined to ``--root``. The snippet runs as a
+host ``run_code`` call in ``code`` mode, through the same pipeline a model's call takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+import sandbox
+
+from .agent import CodeMode
+from .bridge import CodeRun, StopRun, SubCall
+from .calls import ExecutionToken, ToolCall, ToolResult
+from .errors import CodemodeError
+from .frozen import FrozenDict, freeze, thaw
+from .messages import ErrorKind
+from .pipeline import DispatchGate
+from .registry import Registry
+from .workspace import register_workspace
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+PROGRESS_AFTER = 1.0
+PROGRESS_EVERY = 0.5
+MIB = 1024 * 1024
+
+REPLAY_MISMATCH = "replay mismatch at sub-call {n}: the recording has {expected}, the run made {got}"
+REPLAY_EXHAUSTED = "replay mismatch at sub-call {n}: the recording has no more calls, the run made {got}"
+
+
+class UsageError(Exception):
+    """A bad option, file or plugin: exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="codemode", description="Run Code Mode snippets against tools.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def loading(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--tools", action="append", default=[], metavar="SPEC",
+                       help="module path or .py file with apply(registry); repeatable (default: workspace tools)")
+        p.add_argument("--root", default=".", metavar="DIR", help="workspace root (default: .)")
+        p.add_argument("--allow-write", action="store_true", help="add write_file and edit_file")
+
+    run = sub.add_parser("run", help="run a snippet file ('-' for stdin)")
+    run.add_argument("file")
+    loading(run)
+    run.add_argument("--backend", choices=("worker", "inprocess"), default="worker")
+    run.add_argument("--timeout", type=float, metavar="S", help="wall-time limit in seconds")
+    run.add_argument("--memory", type=int, metavar="MIB", help="memory limit in MiB")
+    run.add_argument("--max-tool-calls", type=int, metavar="N", help="sub-calls per run")
+    run.add_argument("--max-parallel", type=int, default=10, metavar="N",
+                     help="concurrent concurrency-safe sub-calls (default 10)")
+    run.add_argument("--no-preflight", action="store_true", help="skip the pre-flight check")
+    run.add_argument("--trace", action="store_true", help="print a tree of the sub-calls on stderr")
+    group = run.add_mutually_exclusive_group()
+    group.add_argument("--record", metavar="FILE", help="save every sub-call with its result (JSON lines)")
+    group.add_argument("--replay", metavar="FILE", help="answer sub-calls from a recording")
+    run.add_argument("--json", action="store_true", help="print one JSON object")
+
+    sdk = sub.add_parser("sdk", help="print the SDK text the model would see")
+    loading(sdk)
+    sdk.add_argument("--hash", action="store_true", help="print only the SDK hash")
+
+    tools = sub.add_parser("tools", help="list the loaded tools")
+    loading(tools)
+
+    check = sub.add_parser("check", help="run only the pre-flight check on a snippet file")
+    check.add_argument("file")
+    loading(check)
+    return parser
+
+
+def _registry(args: argparse.Namespace) -> Registry:
+    registry = Registry(mode="code")
+    try:
+        if args.tools:
+            for spec in args.tools:
+                registry.load_plugin(spec)
+        else:
+            register_workspace(registry, args.root, allow_write=args.allow_write)
+    except (CodemodeError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    return registry
+
+
+def _source(file: str, stdin: TextIO) -> tuple[str, str]:
+    if file == "-":
+        return "<stdin>", stdin.read()
+    try:
+        return file, Path(file).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from exc
+
+
+def _limits(args: argparse.Namespace) -> sandbox.Limits:
+    changes: dict[str, Any] = {}
+    if args.timeout is not None:
+        changes["wall_time"] = args.timeout
+        changes["cpu_time"] = args.timeout
+    if args.memory is not None:
+        changes["memory"] = args.memory * MIB
+    if args.max_tool_calls is not None:
+        changes["max_calls"] = args.max_tool_calls
+    try:
+        return sandbox.DEFAULT_LIMITS.replace(**changes)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+# --- record / replay ---------------------------------------------------------------------------
+
+
+def _record_line(call: SubCall) -> dict[str, Any]:
+    return {
+        "id": call.call_id,
+        "n": call.number,
+        "name": call.name,
+        "arguments": call.arguments,
+        "status": call.status,
+        "is_error": call.is_error,
+        "content": call.content,
+        "value": call.value,
+        "duration_ms": round(call.duration_ms, 3),
+    }
+
+
+def _write_recording(path: str, calls: Sequence[SubCall]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for call in calls:
+            fh.write(json.dumps(_record_line(call), ensure_ascii=False) + "\n")
+
+
+class ReplayExecutor:
+    """Answers sub-calls from a recording, in submission order; the first call that differs in
+    name or arguments stops the run with a message naming both."""
+
+    def __init__(self, records: list[Mapping[str, Any]]) -> None:
+        self.records = [r for r in records if r.get("status") in ("ok", "error")]
+        self.used = 0
+
+    @classmethod
+    def load(cls, path: str) -> ReplayExecutor:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+            return cls([json.loads(line) for line in lines if line.strip()])
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UsageError(f"cannot read recording {path}: {exc}") from exc
+
+    async def __call__(self, call: ToolCall, parent: ExecutionToken, gate: DispatchGate) -> ToolResult:
+        n = call.call_id.rsplit(":", 1)[-1]
+        got = f"{call.name}({json.dumps(thaw(call.arguments), sort_keys=True)})"
+        if self.used >= len(self.records):
+            raise StopRun(REPLAY_EXHAUSTED.format(n=n, got=got))
+        record = self.records[self.used]
+        expected = f"{record['name']}({json.dumps(record['arguments'], sort_keys=True)})"
+        if expected != got:
+            raise StopRun(REPLAY_MISMATCH.format(n=n, expected=expected, got=got))
+        self.used += 1
+        async with gate.slot():
+            pass
+        meta: dict[str, Any] = {"call_id": call.call_id}
+        if record["is_error"]:
+            meta["error"] = ErrorKind.TOOL_ERROR.value
+        return ToolResult(freeze(record["content"]), freeze(record.get("value")), bool(record["is_error"]), FrozenDict(meta))
+
+
+# --- output ------------------------------------------------------------------------------------
+
+
+def _trace(report: CodeRun, out: TextIO) -> None:
+    status = "ok" if report.ok else f"failed ({report.result.error.kind})"  # type: ignore[union-attr]
+    out.write(f"run_code {report.call_id} {report.duration_ms:.1f} ms {status}\n")
+    calls = report.calls
+    for i, call in enumerate(calls):
+        branch = "└─" if i == len(calls) - 1 else "├─"
+        args = json.dumps(call.arguments, ensure_ascii=False)
+        if len(args) > 60:
+            args = args[:57] + "..."
+        line = f"{branch} {call.number} {call.name}({args}) {call.duration_ms:.1f} ms {call.status}"
+        if call.is_error:
+            text = " ".join(b.get("text", "") for b in call.content if b.get("type") == "text")
+            first = text.splitlines()[0] if text else ""
+            line += f": {first[:100]}"
+        out.write(line + "\n")
+
+
+class _Progress:
+    """A one-line sub-call counter on a terminal's stderr, for runs longer than a second."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.done = 0
+        self.shown = False
+
+    def count(self, call: SubCall) -> None:
+        self.done += 1
+
+    async def show(self, started: float) -> None:
+        await anyio.sleep(PROGRESS_AFTER)
+        while True:
+            self.out.write(f"\r[codemode] running {time.monotonic() - started:.1f} s, {self.done} sub-calls started")
+            self.out.flush()
+            self.shown = True
+            await anyio.sleep(PROGRESS_EVERY)
+
+    def clear(self) -> None:
+        if self.shown:
+            self.out.write("\r\033[K")
+            self.out.flush()
+
+
+def _located(name: str, message: str) -> str:
+    """Prefix the snippet's line references with the file name (``file:3``)."""
+    return f"{name}: {message}"
+
+
+async def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO) -> int:
+    name, code = _source(args.file, stdin)
+    limits = _limits(args)
+    registry = _registry(args)
+    executor = ReplayExecutor.load(args.replay) if args.replay else None
+    try:
+        mode = CodeMode(
+            registry,
+            limits=limits,
+            max_parallel_sub_calls=args.max_parallel,
+            backend=args.backend,
+            preflight=not args.no_preflight,
+            executor=executor,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    progress = _Progress(stderr) if stderr.isatty() and not args.json else None
+    started = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        if progress is not None:
+            tg.start_soon(progress.show, started)
+        report = await mode.run(
+            code,
+            description=f"Run {Path(name).name}",
+            call_id="cli",
+            on_dispatch=progress.count if progress is not None else None,
+        )
+        tg.cancel_scope.cancel()
+    if progress is not None:
+        progress.clear()
+    if args.record:
+        _write_recording(args.record, report.calls)
+    if args.trace:
+        _trace(report, stderr)
+    result = report.result
+    if args.json:
+        payload = {
+            "ok": report.ok,
+            "result": result.value if report.ok else None,
+            "logs": list(result.logs),
+            "error": None if result.error is None else {"kind": result.error.kind, "message": result.error.message},
+            "calls": [c.to_json() for c in report.calls],
+            "sdk_hash": report.sdk_hash,
+        }
+        stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    elif report.ok:
+        stdout.write(report.text + "\n")
+    else:
+        for line in result.logs:
+            stdout.write(line + "\n")
+        error = result.error
+        assert error is not None
+        stderr.write(_located(name, f"Error: code run failed ({error.kind}): {error.message}") + "\n")
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _sdk(args: argparse.Namespace, stdout: TextIO) -> int:
+    mode = CodeMode(_registry(args), backend="inprocess")
+    sdk = mode.sdk()
+    stdout.write((sdk.sdk_hash if args.hash else sdk.text) + "\n")
+    return EXIT_OK
+
+
+def _tools(args: argparse.Namespace, stdout: TextIO) -> int:
+    registry = _registry(args)
+    for definition in registry.visible():
+        first = definition.description.strip().splitlines()[0] if definition.description.strip() else ""
+        safe = " [concurrency-safe]" if definition.concurrency_safe is True else ""
+        stdout.write(f"{definition.name}: {first}{safe}\n")
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace, stdout: TextIO, stdin: TextIO) -> int:
+    import sdk_gen
+
+    name, code = _source(args.file, stdin)
+    mode = CodeMode(_registry(args), backend="inprocess")
+    diagnostics = sdk_gen.check(code, mode.sdk())
+    for d in diagnostics:
+        stdout.write(f"{name}:{d.line}:{d.col}: {d.code}: {d.message}\n")
+    if not diagnostics:
+        stdout.write(f"{name}: ok\n")
+    return EXIT_FAILED if diagnostics else EXIT_OK
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    """Entry point of the ``codemode`` script; returns the exit code (the script exits with it)."""
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    inp = stdin if stdin is not None else sys.stdin
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
+    try:
+        if args.command == "run":
+            return anyio.run(_run, args, out, err, inp)
+        if args.command == "sdk":
+            return _sdk(args, out)
+        if args.command == "tools":
+            return _tools(args, out)
+        return _check(args, out, inp)
+    except UsageError as exc:
+        err.write(f"codemode: error: {exc}\n")
+        return EXIT_USAGE
+
+
+def script() -> None:
+    """``python -m codemode.cli``: exit with ``main()``'s code."""
+    raise SystemExit(main())
+
+
+if __name__ == "__main__":
+    script()

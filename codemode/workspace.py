@@ -1,0 +1,534 @@
+"""The built-in workspace tools: read-only file access (and optional writes) confined to one root.
+
+Every path a model gives is resolved (symlinks followed) and must stay inside the root, or the
+call fails naming the path as given; results show paths relative to the root with ``/``
+separators, so the host's absolute paths never reach the model. Walks (``glob``, ``grep``) skip
+version-control and tool caches (``IGNORED_DIRS``) and never follow a symlink out of the root.
+The read-only tools are concurrency-safe and do their file work in a thread, so a snippet that
+gathers them really overlaps them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat as stat_module
+from collections.abc import Iterator, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from .definition import ToolDefinition, define_tool
+from .presentation import diff_card, generic_card
+from .registry import Registry
+
+__all__ = ["IGNORED_DIRS", "WorkspaceError", "register_workspace", "workspace_tools"]
+
+#: Directories walks never enter: version control, virtualenvs and caches.
+IGNORED_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
+     ".pytest_cache", ".ruff_cache", ".tox", ".hypothesis", ".eggs"}
+)
+MAX_READ_LINES = 2000
+MAX_LINE_CHARS = 2000
+MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
+BINARY_SNIFF_BYTES = 8192
+
+OUTSIDE_ROOT = "path {path!r} is outside the workspace root"
+NOT_FOUND = "no such file or directory: {path!r}"
+NOT_A_FILE = "{path!r} is not a regular file"
+NOT_A_DIR = "{path!r} is not a directory"
+BINARY_FILE = "{path!r} looks binary (it has NUL bytes); it cannot be read as text"
+BAD_REGEX = "invalid regular expression {pattern!r}: {error}"
+OLD_NOT_FOUND = "old text not found in {path!r}; read the file and copy the text exactly"
+OLD_NOT_UNIQUE = "old text occurs {count} times in {path!r}; add context or pass count={count}"
+FILE_EXISTS = "{path!r} already exists; pass overwrite=true to replace it"
+
+
+class WorkspaceError(Exception):
+    """A workspace tool refused a request; the message is model-facing and names no host path."""
+
+
+class Workspace:
+    """The root and the path checks every workspace tool shares."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        resolved = Path(root).resolve()
+        if not resolved.is_dir():
+            raise ValueError(f"workspace root {str(root)!r} is not a directory")
+        self.root = resolved
+
+    def resolve(self, path: str) -> Path:
+        """The real path for ``path`` (relative to the root, or absolute inside it).
+
+        Raises ``WorkspaceError`` when it, or a symlink on the way, leads outside the root.
+        """
+        if "\x00" in path:
+            raise WorkspaceError(OUTSIDE_ROOT.format(path=path))
+        real = (self.root / path).resolve()
+        if real != self.root and not real.is_relative_to(self.root):
+            raise WorkspaceError(OUTSIDE_ROOT.format(path=path))
+        return real
+
+    def show(self, real: Path) -> str:
+        rel = real.relative_to(self.root).as_posix()
+        return rel if rel else "."
+
+    def inside(self, path: Path) -> bool:
+        try:
+            real = path.resolve()
+        except OSError:
+            return False
+        return real == self.root or real.is_relative_to(self.root)
+
+    def walk(self, start: Path) -> Iterator[Path]:
+        """Files under ``start`` in sorted order; ignored dirs and escaping symlinks skipped."""
+        if start.is_file():
+            yield start
+            return
+        for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
+            base = Path(dirpath)
+            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
+            for name in sorted(filenames):
+                path = base / name
+                if path.is_symlink() and not self.inside(path):
+                    continue
+                yield path
+
+    def relative(self, path: Path) -> str:
+        """``path`` (under the root, possibly a symlink) as the model sees it."""
+        return path.relative_to(self.root).as_posix()
+
+
+def _entry_type(mode: int) -> str:
+    if stat_module.S_ISDIR(mode):
+        return "dir"
+    if stat_module.S_ISREG(mode):
+        return "file"
+    return "other"
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\x00" in head
+
+
+def _read_text(real: Path, shown: str) -> str:
+    if not real.exists():
+        raise WorkspaceError(NOT_FOUND.format(path=shown))
+    if not real.is_file():
+        raise WorkspaceError(NOT_A_FILE.format(path=shown))
+    data = real.read_bytes()
+    if _is_binary(data[:BINARY_SNIFF_BYTES]):
+        raise WorkspaceError(BINARY_FILE.format(path=shown))
+    return data.decode("utf-8", errors="replace")
+
+
+# --- read-only tools ---------------------------------------------------------------------------
+
+
+def _read_file(ws: Workspace, path: str, offset: int, limit: int) -> dict[str, Any]:
+    real = ws.resolve(path)
+    lines = _read_text(real, path).splitlines()
+    start = max(offset, 1)
+    chosen = lines[start - 1 : start - 1 + limit]
+    text = "\n".join(line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…" for line in chosen)
+    end = start + len(chosen) - 1 if chosen else start - 1
+    return {
+        "path": ws.show(real),
+        "content": text,
+        "start_line": start,
+        "end_line": end,
+        "total_lines": len(lines),
+        "truncated": end < len(lines),
+    }
+
+
+def _list_dir(ws: Workspace, path: str) -> dict[str, Any]:
+    real = ws.resolve(path)
+    if not real.exists():
+        raise WorkspaceError(NOT_FOUND.format(path=path))
+    if not real.is_dir():
+        raise WorkspaceError(NOT_A_DIR.format(path=path))
+    entries = []
+    for child in sorted(real.iterdir(), key=lambda p: p.name):
+        try:
+            st = child.lstat()
+        except OSError:
+            continue
+        if stat_module.S_ISLNK(st.st_mode):
+            kind = "symlink"
+        else:
+            kind = _entry_type(st.st_mode)
+        entries.append({"name": child.name, "type": kind, "size": st.st_size if kind == "file" else None})
+    return {"path": ws.show(real), "entries": entries}
+
+
+def _glob(ws: Workspace, pattern: str, path: str, limit: int) -> dict[str, Any]:
+    base = ws.resolve(path)
+    if not base.is_dir():
+        raise WorkspaceError(NOT_A_DIR.format(path=path))
+    matcher = _glob_matcher(pattern)
+    matches: list[str] = []
+    truncated = False
+    for file in ws.walk(base):
+        rel = file.relative_to(base).as_posix()
+        if matcher(rel):
+            if len(matches) >= limit:
+                truncated = True
+                break
+            matches.append(ws.relative(file))
+    return {"matches": matches, "truncated": truncated}
+
+
+def _glob_matcher(pattern: str) -> Any:
+    """``**`` spans directories, ``*`` and ``?`` stay within one; a pattern without ``/`` matches
+    the file name at any depth (``*.py``)."""
+    if "/" not in pattern:
+        regex = re.compile(fnmatch.translate(pattern))
+        return lambda rel: regex.match(rel.rsplit("/", 1)[-1]) is not None
+    out = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            out += "[^/]"
+            i += 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    regex = re.compile(out + r"\Z")
+    return lambda rel: regex.match(rel) is not None
+
+
+def _grep(
+    ws: Workspace, pattern: str, path: str, glob: str | None, ignore_case: bool, limit: int
+) -> dict[str, Any]:
+    try:
+        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise WorkspaceError(BAD_REGEX.format(pattern=pattern, error=exc)) from None
+    base = ws.resolve(path)
+    if not base.exists():
+        raise WorkspaceError(NOT_FOUND.format(path=path))
+    matcher = _glob_matcher(glob) if glob else None
+    matches: list[dict[str, Any]] = []
+    searched = 0
+    truncated = False
+    for file in ws.walk(base):
+        if matcher is not None and not matcher(file.relative_to(base).as_posix() if base.is_dir() else file.name):
+            continue
+        try:
+            if file.stat().st_size > MAX_GREP_FILE_BYTES:
+                continue
+            data = file.read_bytes()
+        except OSError:
+            continue
+        if _is_binary(data[:BINARY_SNIFF_BYTES]):
+            continue
+        searched += 1
+        rel = ws.relative(file)
+        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+            if regex.search(line):
+                if len(matches) >= limit:
+                    truncated = True
+                    break
+                text = line.strip()
+                matches.append({"path": rel, "line": number, "text": text[:MAX_LINE_CHARS]})
+        if truncated:
+            break
+    return {"matches": matches, "files_searched": searched, "truncated": truncated}
+
+
+def _stat(ws: Workspace, path: str) -> dict[str, Any]:
+    real = ws.resolve(path)
+    if not real.exists():
+        raise WorkspaceError(NOT_FOUND.format(path=path))
+    st = real.stat()
+    return {
+        "path": ws.show(real),
+        "type": _entry_type(st.st_mode),
+        "size": st.st_size,
+        "modified": round(st.st_mtime, 3),
+    }
+
+
+# --- writing tools -----------------------------------------------------------------------------
+
+
+def _write_file(ws: Workspace, path: str, content: str, overwrite: bool) -> dict[str, Any]:
+    real = ws.resolve(path)
+    existed = real.exists()
+    if existed and not real.is_file():
+        raise WorkspaceError(NOT_A_FILE.format(path=path))
+    if existed and not overwrite:
+        raise WorkspaceError(FILE_EXISTS.format(path=path))
+    real.parent.mkdir(parents=True, exist_ok=True)
+    data = content.encode("utf-8")
+    real.write_bytes(data)
+    return {"path": ws.show(real), "bytes_written": len(data), "created": not existed}
+
+
+def _edit_file(ws: Workspace, path: str, old: str, new: str, count: int) -> dict[str, Any]:
+    real = ws.resolve(path)
+    text = _read_text(real, path)
+    found = text.count(old) if old else 0
+    if found == 0:
+        raise WorkspaceError(OLD_NOT_FOUND.format(path=path))
+    if found != count:
+        raise WorkspaceError(OLD_NOT_UNIQUE.format(count=found, path=path))
+    real.write_text(text.replace(old, new), encoding="utf-8")
+    return {"path": ws.show(real), "replacements": found}
+
+
+# --- definitions -------------------------------------------------------------------------------
+
+
+async def _threaded(fn: Any, *args: Any) -> Any:
+    return await anyio.to_thread.run_sync(partial(fn, *args), abandon_on_cancel=True)
+
+
+def _obj(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": dict(properties), "required": required, "additionalProperties": False}
+
+
+_PATH = {"type": "string", "description": "Path relative to the workspace root"}
+_GREP_MATCH = _obj(
+    {"path": {"type": "string"}, "line": {"type": "integer"}, "text": {"type": "string"}},
+    ["path", "line", "text"],
+)
+
+
+def _render_read(args: Mapping[str, Any], value: Mapping[str, Any]) -> list[dict[str, Any]]:
+    header = f"{value['path']} (lines {value['start_line']}-{value['end_line']} of {value['total_lines']})"
+    return [{"type": "text", "text": header + "\n" + value["content"]}]
+
+
+def _render_grep(args: Mapping[str, Any], value: Mapping[str, Any]) -> list[dict[str, Any]]:
+    lines = [f"{m['path']}:{m['line']}: {m['text']}" for m in value["matches"]]
+    if value["truncated"]:
+        lines.append("(more matches not shown; narrow the pattern or raise limit)")
+    return [{"type": "text", "text": "\n".join(lines) if lines else "(no matches)"}]
+
+
+def _render_glob(args: Mapping[str, Any], value: Mapping[str, Any]) -> list[dict[str, Any]]:
+    lines = list(value["matches"])
+    if value["truncated"]:
+        lines.append("(more files not shown; narrow the pattern or raise limit)")
+    return [{"type": "text", "text": "\n".join(lines) if lines else "(no files)"}]
+
+
+def workspace_tools(root: str | os.PathLike[str] = ".", *, allow_write: bool = False) -> list[ToolDefinition]:
+    """The workspace tools for ``root``; ``write_file`` and ``edit_file`` only with ``allow_write``.
+
+    Raises ``ValueError`` when ``root`` is not a directory.
+    """
+    ws = Workspace(root)
+
+    async def read_file(args: Mapping[str, Any], ctx: Any) -> Any:
+        return await _threaded(_read_file, ws, args["path"], args["offset"], args["limit"])
+
+    async def list_dir(args: Mapping[str, Any], ctx: Any) -> Any:
+        return await _threaded(_list_dir, ws, args["path"])
+
+    async def glob(args: Mapping[str, Any], ctx: Any) -> Any:
+        return await _threaded(_glob, ws, args["pattern"], args["path"], args["limit"])
+
+    async def grep(args: Mapping[str, Any], ctx: Any) -> Any:
+        return await _threaded(
+            _grep, ws, args["pattern"], args["path"], args.get("glob"), args["ignore_case"], args["limit"]
+        )
+
+    async def stat(args: Mapping[str, Any], ctx: Any) -> Any:
+        return await _threaded(_stat, ws, args["path"])
+
+    tools = [
+        define_tool(
+            name="read_file",
+            description="Read a text file, optionally a window of lines.",
+            parameters_schema=_obj(
+                {
+                    "path": _PATH,
+                    "offset": {"type": "integer", "minimum": 1, "default": 1, "description": "First line (1-based)"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_READ_LINES, "default": 400, "description": "Maximum number of lines"},
+                },
+                ["path"],
+            ),
+            output={
+                "schema": _obj(
+                    {
+                        "path": {"type": "string"},
+                        "content": {"type": "string"},
+                        "start_line": {"type": "integer"},
+                        "end_line": {"type": "integer"},
+                        "total_lines": {"type": "integer"},
+                        "truncated": {"type": "boolean"},
+                    },
+                    ["path", "content", "start_line", "end_line", "total_lines", "truncated"],
+                ),
+                "render": _render_read,
+            },
+            execute=read_file,
+            is_concurrency_safe=True,
+            present_call=lambda a: generic_card(f"Read {a.get('path')}"),
+        ),
+        define_tool(
+            name="list_dir",
+            description="List a directory's entries (name, type, size).",
+            parameters_schema=_obj({"path": {**_PATH, "default": "."}}, []),
+            output={
+                "schema": _obj(
+                    {
+                        "path": {"type": "string"},
+                        "entries": {
+                            "type": "array",
+                            "items": _obj(
+                                {
+                                    "name": {"type": "string"},
+                                    "type": {"enum": ["file", "dir", "symlink", "other"]},
+                                    "size": {"type": ["integer", "null"]},
+                                },
+                                ["name", "type", "size"],
+                            ),
+                        },
+                    },
+                    ["path", "entries"],
+                )
+            },
+            execute=list_dir,
+            is_concurrency_safe=True,
+        ),
+        define_tool(
+            name="glob",
+            description="Find files by glob pattern (`**/*.py`; a pattern without `/` matches names at any depth).",
+            parameters_schema=_obj(
+                {
+                    "pattern": {"type": "string", "minLength": 1},
+                    "path": {**_PATH, "default": ".", "description": "Directory to search"},
+                    "limit": {"type": "integer", "minimum": 1, "default": 1000},
+                },
+                ["pattern"],
+            ),
+            output={
+                "schema": _obj(
+                    {"matches": {"type": "array", "items": {"type": "string"}}, "truncated": {"type": "boolean"}},
+                    ["matches", "truncated"],
+                ),
+                "render": _render_glob,
+            },
+            execute=glob,
+            is_concurrency_safe=True,
+        ),
+        define_tool(
+            name="grep",
+            description="Search text files for a regular expression; returns path, line and text per match.",
+            parameters_schema=_obj(
+                {
+                    "pattern": {"type": "string", "minLength": 1, "description": "Python regular expression"},
+                    "path": {**_PATH, "default": ".", "description": "File or directory to search"},
+                    "glob": {"type": "string", "description": "Only files matching this glob"},
+                    "ignore_case": {"type": "boolean", "default": False},
+                    "limit": {"type": "integer", "minimum": 1, "default": 500, "description": "Maximum matches"},
+                },
+                ["pattern"],
+            ),
+            output={
+                "schema": _obj(
+                    {
+                        "matches": {"type": "array", "items": _GREP_MATCH},
+                        "files_searched": {"type": "integer"},
+                        "truncated": {"type": "boolean"},
+                    },
+                    ["matches", "files_searched", "truncated"],
+                ),
+                "render": _render_grep,
+            },
+            execute=grep,
+            is_concurrency_safe=True,
+        ),
+        define_tool(
+            name="stat",
+            description="Type, size and modification time (Unix seconds) of a path.",
+            parameters_schema=_obj({"path": _PATH}, ["path"]),
+            output={
+                "schema": _obj(
+                    {
+                        "path": {"type": "string"},
+                        "type": {"enum": ["file", "dir", "other"]},
+                        "size": {"type": "integer"},
+                        "modified": {"type": "number"},
+                    },
+                    ["path", "type", "size", "modified"],
+                )
+            },
+            execute=stat,
+            is_concurrency_safe=True,
+        ),
+    ]
+    if allow_write:
+        tools.extend(_write_tools(ws))
+    return tools
+
+
+def _write_tools(ws: Workspace) -> list[ToolDefinition]:
+    async def write_file(args: Mapping[str, Any], ctx: Any) -> Any:
+        return await _threaded(_write_file, ws, args["path"], args["content"], args["overwrite"])
+
+    async def edit_file(args: Mapping[str, Any], ctx: Any) -> Any:
+        return await _threaded(_edit_file, ws, args["path"], args["old"], args["new"], args["count"])
+
+    return [
+        define_tool(
+            name="write_file",
+            description="Write a text file (parent directories are created).",
+            parameters_schema=_obj(
+                {
+                    "path": _PATH,
+                    "content": {"type": "string"},
+                    "overwrite": {"type": "boolean", "default": False},
+                },
+                ["path", "content"],
+            ),
+            output={
+                "schema": _obj(
+                    {"path": {"type": "string"}, "bytes_written": {"type": "integer"}, "created": {"type": "boolean"}},
+                    ["path", "bytes_written", "created"],
+                )
+            },
+            execute=write_file,
+            present_call=lambda a: diff_card(str(a.get("path"))),
+        ),
+        define_tool(
+            name="edit_file",
+            description="Replace exact text in a file; `old` must occur exactly `count` times.",
+            parameters_schema=_obj(
+                {
+                    "path": _PATH,
+                    "old": {"type": "string", "minLength": 1},
+                    "new": {"type": "string"},
+                    "count": {"type": "integer", "minimum": 1, "default": 1},
+                },
+                ["path", "old", "new"],
+            ),
+            output={
+                "schema": _obj({"path": {"type": "string"}, "replacements": {"type": "integer"}}, ["path", "replacements"])
+            },
+            execute=edit_file,
+            present_call=lambda a: diff_card(str(a.get("path"))),
+        ),
+    ]
+
+
+def register_workspace(registry: Registry, root: str | os.PathLike[str] = ".", *, allow_write: bool = False) -> list[Any]:
+    """Register the workspace tools on ``registry``; returns their handles."""
+    return [registry.register(t) for t in workspace_tools(root, allow_write=allow_write)]
