@@ -37,8 +37,10 @@ from .result import RunError, RunResult
 RUN_NOFILE = 8
 #: After the wall-clock timer first fires, it fires again this often until the run ends.
 TIMER_REPEAT = 0.05
-#: Frames of worker code under the snippet, added to the snippet's recursion budget.
-FRAME_MARGIN = 40
+#: Frames of worker code between `_run` and the snippet body, added to its recursion budget.
+FRAME_MARGIN = 5
+#: Recursion room for checking and encoding the result once the snippet has finished.
+RESULT_DEPTH_ROOM = 500
 
 
 _WARM_UP_CODE = (
@@ -219,6 +221,8 @@ def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
         sched.run_ready()
         if sched.main_done:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            # Checking the value recurses once per nesting level: give the host code its room back.
+            sys.setrecursionlimit(_depth() + RESULT_DEPTH_ROOM)
             return execution.result()
         batch = sched.take_outbox()
         if batch:

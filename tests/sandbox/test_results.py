@@ -1,0 +1,93 @@
+"""Results and errors: lossless JSON values, exact error shapes, snippet-only tracebacks."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_helpers import run
+
+from sandbox import RunError, RunResult
+from sandbox.jsonvalue import NotJSONError, to_json_value
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("return {1, 2}", "the return value is not JSON: set is not JSON; convert it with sorted(...) at $"),
+        ("return {'a': [1, float('nan')]}", "the return value is not JSON: nan is not JSON (NaN and infinity have no JSON form) at $[\"a\"][1]"),
+        ("return {1: 'x'}", "the return value is not JSON: dict key of type int is not JSON (keys must be str) at $"),
+        ("return len", "the return value is not JSON: builtin_function_or_method is not JSON (functions cannot be returned) at $"),
+        ("class A:\n    pass\nreturn [A()]", "the return value is not JSON: A is not JSON; convert it to dict, list, str or a number at $[0]"),
+        ("x = []\nx.append(x)\nreturn x", "the return value is not JSON: value contains a cycle (it refers to itself) at $[0]"),
+        ("return b'raw'", "the return value is not JSON: bytes is not JSON; decode it to str first at $"),
+    ],
+    ids=["set", "nan", "int-key", "function", "object", "cycle", "bytes"],
+)
+def test_invalid_results(code: str, message: str, backend: str) -> None:
+    result = run(code, backend)
+    assert result.error == RunError("invalid-result", message)
+    assert result.value is None
+
+
+def test_deep_nesting_is_refused_not_crashed(backend: str) -> None:
+    result = run("x = []\nfor i in range(100_000):\n    x = [x]\nreturn x", backend)
+    assert result.error is not None and result.error.kind == "invalid-result"
+    assert "nested deeper than 100 levels" in result.error.message
+
+
+def test_repr_that_raises_does_not_break_reporting(backend: str) -> None:
+    code = "class Bad:\n    def __repr__(self):\n        raise ValueError('no')\n    def __str__(self):\n        raise ValueError('no')\nreturn Bad()"
+    result = run(code, backend)
+    assert result.error is not None and result.error.kind == "invalid-result"
+    assert "Bad is not JSON" in result.error.message
+
+
+def test_json_values_round_trip(backend: str) -> None:
+    code = "from collections import Counter, OrderedDict\nreturn {'t': (1, 2), 'c': Counter('aa'), 'o': OrderedDict(a=1), 'big': 2**70, 'f': 1.5, 'n': None, 'u': 'é'}"
+    assert run(code, backend).value == {"t": [1, 2], "c": {"a": 2}, "o": {"a": 1}, "big": 2**70, "f": 1.5, "n": None, "u": "é"}
+
+
+def test_huge_int_is_refused() -> None:
+    with pytest.raises(NotJSONError, match="more than 4000 digits"):
+        to_json_value(10**5000)
+
+
+def test_exception_message_has_snippet_lines_only(backend: str) -> None:
+    code = "def helper(d):\n    return d['missing']\n\nx = 1\nhelper({})"
+    result = run(code, backend)
+    assert result.error is not None and result.error.kind == "exception"
+    assert result.error.message == (
+        "KeyError: 'missing'\n"
+        "Traceback (most recent call last):\n"
+        "  line 5, in <snippet>\n"
+        "    helper({})\n"
+        "  line 2, in helper\n"
+        "    return d['missing']"
+    )
+    assert "/" not in result.error.message  # no host paths
+
+
+def test_exception_from_a_guard_shows_no_host_frame(backend: str) -> None:
+    result = run("getattr(1, '__class__')", backend)
+    assert result.error is not None
+    assert result.error.message.splitlines()[0] == 'AttributeError: attribute "__class__" is not accessible: names starting with "_" are private'
+    assert ".py" not in result.error.message
+
+
+def test_system_exit_is_a_snippet_exception(backend: str) -> None:
+    result = run("raise SystemExit(3)", backend)
+    assert result.error is not None and result.error.kind == "exception"
+    assert result.error.message.startswith("SystemExit: 3")
+    assert run("return 1", backend).value == 1
+
+
+def test_logs_survive_a_failure(backend: str) -> None:
+    result = run("print('step 1')\nraise ValueError('bad input')", backend)
+    assert result.logs == ["step 1"]
+    assert result.error is not None and result.error.message.startswith("ValueError: bad input")
+
+
+def test_run_result_json_round_trip() -> None:
+    r = RunResult(value={"a": 1}, logs=["x"], error=None)
+    assert RunResult.from_json(r.to_json()) == r
+    e = RunResult(logs=[], error=RunError("timeout", "slow"))
+    assert RunResult.from_json(e.to_json()) == e and not e.ok and str(e.error) == "timeout: slow"

@@ -1,0 +1,172 @@
+"""The worker backend: isolation between runs, cancellation, crashes, and a hostile channel."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+
+import anyio
+import pytest
+from anyio.abc import UNIXSocketStream
+from sandbox_helpers import BINDINGS, run
+
+import sandbox
+from sandbox import Limits, RunController
+from sandbox.protocol import encode
+from sandbox.workers import WorkerRuntime, _Session
+
+
+def test_no_state_survives_a_run(backend: str) -> None:
+    first = run("import random\nrandom.seed(7)\nx = 41\nreturn random.random()", backend)
+    again = run("import random\nrandom.seed(7)\nreturn random.random()", backend)
+    assert first.value == again.value
+    result = run("return x", backend)
+    assert result.error is not None and "NameError" in result.error.message
+
+
+def test_concurrent_runs() -> None:
+    results: list[object] = []
+
+    async def main() -> None:
+        async def one(i: int) -> None:
+            r = await sandbox.run(f"return await tools.echo(x={i})", bindings=BINDINGS)
+            results.append(r.value)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(6):
+                tg.start_soon(one, i)
+
+    anyio.run(main)
+    assert sorted(results) == list(range(6))  # type: ignore[type-var]
+
+
+def _children_of_template(runtime: WorkerRuntime) -> set[int]:
+    return set(runtime.worker_pids())
+
+
+def test_cancelling_the_caller_kills_the_worker() -> None:
+    runtime = WorkerRuntime(pool_size=0)
+
+    async def main() -> None:
+        with anyio.move_on_after(0.5):
+            await runtime.run("import asyncio\nawait asyncio.sleep(30)", bindings={}, limits=Limits())
+        await anyio.sleep(0.2)
+
+    try:
+        anyio.run(main)
+        assert _children_of_template(runtime) == set()
+    finally:
+        runtime.close()
+    assert run("return 1", "worker").value == 1
+
+
+def test_controller_cancel_reports_cancelled(backend: str) -> None:
+    async def main() -> sandbox.RunResult:
+        controller = RunController()
+
+        async def later() -> None:
+            await anyio.sleep(0.3)
+            controller.cancel("user pressed stop")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(later)
+            return await sandbox.run("import asyncio\nawait asyncio.sleep(30)", backend=backend, controller=controller)
+
+    result = anyio.run(main)
+    assert result.error == sandbox.RunError("cancelled", "the run was cancelled: user pressed stop")
+
+
+def test_a_killed_worker_is_reported_as_crashed() -> None:
+    runtime = WorkerRuntime(pool_size=1)
+
+    async def killer() -> None:
+        await anyio.sleep(0.3)
+        for pid in runtime.worker_pids():
+            os.kill(pid, signal.SIGKILL)
+
+    async def main() -> sandbox.RunResult:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(killer)
+            return await runtime.run("import asyncio\nprint('x')\nawait asyncio.sleep(5)", bindings={}, limits=Limits())
+
+    try:
+        result = anyio.run(main)
+        assert result.error is not None and result.error.kind == "crashed"
+        assert "worker process died" in result.error.message
+        after = anyio.run(lambda: runtime.run("return 2", bindings={}, limits=Limits()))
+        assert after.value == 2
+    finally:
+        runtime.close()
+
+
+def test_a_dead_template_is_restarted() -> None:
+    runtime = WorkerRuntime(pool_size=0)
+    try:
+        assert anyio.run(lambda: runtime.run("return 1", bindings={}, limits=Limits())).value == 1
+        template = runtime._template
+        assert template is not None
+        os.killpg(template.process.pid, signal.SIGKILL)
+        template.process.wait()
+        assert anyio.run(lambda: runtime.run("return 2", bindings={}, limits=Limits())).value == 2
+    finally:
+        runtime.close()
+
+
+# -- the channel, driven by a scripted fake worker --------------------------------------------
+
+async def _serve(frames: list[bytes], bindings: dict[str, object] | None = None,
+                 limits: Limits | None = None) -> sandbox.RunResult:
+    host_end, fake_worker = socket.socketpair()
+    called: list[object] = []
+
+    async def record(**kwargs: object) -> str:
+        called.append(kwargs)
+        return "ok"
+
+    stream = await UNIXSocketStream.from_socket(host_end)
+    session = _Session(stream, bindings if bindings is not None else {"record": record}, limits or Limits())
+    for frame in frames:
+        fake_worker.sendall(frame)
+    fake_worker.shutdown(socket.SHUT_WR)
+    async with anyio.create_task_group() as tg:
+        result = await session.serve(tg)
+        tg.cancel_scope.cancel()
+    await stream.aclose()
+    fake_worker.close()
+    return result
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("frames", "kind", "fragment"),
+    [
+        ([b"\x00\x00\x00\x05{nope"], "crashed", "malformed frame"),
+        ([encode('{"op":"call","id":1,"name":"rm","a":[[],{}]}')], "crashed", "malformed call"),
+        ([encode('{"op":"call","id":"1","name":"record","a":[[],{}]}')], "crashed", "malformed call"),
+        ([encode('{"op":"shell"}')], "crashed", "unknown frame 'shell'"),
+        ([encode('{"op":"done","result":{"value":1,"logs":[3],"error":null}}')], "crashed", "logs must be a list of strings"),
+        ([encode('{"op":"done","result":{"value":1,"logs":[],"error":{"kind":"pwned","message":""}}}')], "crashed", "malformed error"),
+        ([encode('{"op":"done","result":{"value":NaN,"logs":[],"error":null}}')], "crashed", "NaN is not JSON"),
+        ([b"\xff\xff\xff\xff"], "crashed", "exceeds"),
+        ([], "crashed", "worker process died"),
+    ],
+    ids=["not-json", "unknown-binding", "bad-id", "unknown-op", "bad-logs", "bad-kind", "nan", "oversize", "eof"],
+)
+async def test_hostile_frames_end_the_run(frames: list[bytes], kind: str, fragment: str) -> None:
+    result = await _serve(frames)
+    assert result.error is not None and result.error.kind == kind
+    assert fragment in result.error.message
+
+
+@pytest.mark.anyio
+async def test_the_host_counts_calls_too() -> None:
+    frames = [encode(f'{{"op":"call","id":{i},"name":"record","a":[[],{{}}]}}') for i in range(3)]
+    result = await _serve(frames, limits=Limits(max_calls=2))
+    assert result.error is not None and result.error.kind == "call-limit"
+
+
+@pytest.mark.anyio
+async def test_a_valid_done_frame_is_accepted() -> None:
+    result = await _serve([encode('{"op":"done","result":{"value":[1],"logs":["a"],"error":null}}')])
+    assert result == sandbox.RunResult(value=[1], logs=["a"])
