@@ -1,0 +1,112 @@
+"""Imports: direct, from-imports, dotted and relative names, and shim attributes that a real
+module would expose (`datetime.sys`, `json.decoder`, ...). Each snippet goes on to read the
+secret file or environment variable if the import works."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+ALLOWED_HINT = "allowed modules: asyncio, base64"
+
+DIRECT = [
+    pytest.param("import os\nreturn os.environ.get(ENV_NAME)", "exception",
+                 ["ImportError", "module 'os' is not available", ALLOWED_HINT], id="import-os"),
+    pytest.param("import sys\nreturn sys.modules['os'].environ.get(ENV_NAME)", "exception",
+                 ["ImportError", "module 'sys' is not available"], id="import-sys"),
+    pytest.param("import subprocess\nreturn subprocess.check_output(['cat', SECRET_PATH])", "exception",
+                 ["ImportError", "module 'subprocess'"], id="import-subprocess"),
+    pytest.param("from os import system\nsystem('touch ' + OUT_PATH)", "exception",
+                 ["ImportError", "module 'os'"], id="from-os-import-system"),
+    pytest.param("import builtins\nreturn builtins.open(SECRET_PATH).read()", "syntax",
+                 ['name "builtins" is reserved'], id="import-builtins"),
+    pytest.param("import importlib\nreturn importlib.import_module('os').environ.get(ENV_NAME)", "exception",
+                 ["ImportError", "module 'importlib'"], id="import-importlib"),
+    pytest.param("import io\nreturn io.open(SECRET_PATH).read()", "exception",
+                 ["ImportError", "module 'io'"], id="import-io"),
+    pytest.param("import json.decoder\nreturn json.decoder.re", "exception",
+                 ["ImportError", "module 'json.decoder' is not available"], id="import-dotted-submodule"),
+    pytest.param("from json import decoder\nreturn decoder.scanstring('x', 0)", "exception",
+                 ["ImportError", "cannot import name 'decoder' from 'json'"], id="from-json-import-decoder"),
+    pytest.param("from collections import abc\nreturn str(abc)", "exception",
+                 ["ImportError", "cannot import name 'abc' from 'collections'"], id="from-collections-import-abc"),
+    pytest.param("from string import Formatter\nreturn Formatter().format('{0.__class__}', 1)", "exception",
+                 ["ImportError", "cannot import name 'Formatter' from 'string'"], id="from-string-import-Formatter"),
+    pytest.param("from typing import get_type_hints\nreturn 1", "exception",
+                 ["ImportError", "cannot import name 'get_type_hints'"], id="from-typing-import-get_type_hints"),
+    pytest.param("from . import os\nreturn 1", "exception",
+                 ["ImportError", "relative imports are not available"], id="relative-import"),
+    pytest.param("m = __import__('os')\nreturn m.environ.get(ENV_NAME)", "syntax",
+                 ['"__import__"', "reserved"], id="dunder-import-call"),
+    pytest.param("import _io\nreturn _io.open(SECRET_PATH).read()", "syntax",
+                 ['"_io"'], id="import-underscore-module"),
+    pytest.param("import ctypes\nreturn 1", "exception",
+                 ["ImportError", "module 'ctypes'"], id="import-ctypes"),
+    pytest.param("import posix\nreturn posix.environ", "exception",
+                 ["ImportError", "module 'posix'"], id="import-posix"),
+]
+
+
+@pytest.mark.parametrize(("code", "kind", "fragments"), DIRECT)
+async def test_direct_imports_refused(sb, code, kind, fragments):
+    result = await sb.run(code)
+    sb.assert_error(result, kind, *fragments)
+    assert sb.spy.calls == []
+    await sb.assert_next_run_ok()
+
+
+SHIM_ATTRS = [
+    pytest.param("import datetime\nreturn datetime.sys.modules['os'].environ.get(ENV_NAME)",
+                 "module 'datetime' has no attribute 'sys'", id="datetime.sys"),
+    pytest.param("import json\nreturn json.decoder.re.sys.modules['os'].environ.get(ENV_NAME)",
+                 "module 'json' has no attribute 'decoder'", id="json.decoder"),
+    pytest.param("import json\nreturn json.codecs.open(SECRET_PATH).read()",
+                 "module 'json' has no attribute 'codecs'", id="json.codecs"),
+    pytest.param("import statistics\nreturn statistics.sys.modules['os'].environ.get(ENV_NAME)",
+                 "module 'statistics' has no attribute 'sys'", id="statistics.sys"),
+    pytest.param("import collections\nreturn str(collections.abc)",
+                 "module 'collections' has no attribute 'abc'", id="collections.abc"),
+    pytest.param("import re\nreturn str(re.enum.sys)",
+                 "module 're' has no attribute 'enum'", id="re.enum"),
+    pytest.param("import typing\nreturn typing.sys.modules['os'].environ.get(ENV_NAME)",
+                 "module 'typing' has no attribute 'sys'", id="typing.sys"),
+    pytest.param("import functools\nreturn str(functools.update_wrapper)",
+                 "module 'functools' has no attribute 'update_wrapper'", id="functools.update_wrapper"),
+    pytest.param("import decimal\nreturn str(decimal.getcontext())",
+                 "module 'decimal' has no attribute 'getcontext'", id="decimal.getcontext"),
+    pytest.param("import copy\nreturn str(copy.copyreg)",
+                 "module 'copy' has no attribute 'copyreg'", id="copy.copyreg"),
+    pytest.param("import time\ntime.sleep(100)",
+                 "module 'time' has no attribute 'sleep'", id="time.sleep"),
+    pytest.param("import uuid\nreturn str(uuid.uuid1())",
+                 "module 'uuid' has no attribute 'uuid1'", id="uuid.uuid1-mac-address"),
+    pytest.param("import json\nreturn str(getattr(json, '__dict__'))",
+                 'attribute "__dict__" is not accessible', id="getattr-shim-dict"),
+    pytest.param("import json\nreturn str(getattr(json, '_shim_attrs'))",
+                 'attribute "_shim_attrs" is not accessible', id="getattr-shim-private-slot"),
+    pytest.param("import random\nreturn str(getattr(random, '_os'))",
+                 'attribute "_os" is not accessible', id="random._os"),
+    pytest.param("import asyncio\nreturn str(asyncio.get_event_loop())",
+                 "module 'asyncio' has no attribute 'get_event_loop'", id="asyncio.get_event_loop"),
+]
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+@pytest.mark.parametrize(("code", "fragment"), SHIM_ATTRS)
+async def test_shim_attributes_lead_nowhere(sb, backend, code, fragment):
+    result = await sb.run(code, backend=backend)
+    sb.assert_error(result, "exception", "AttributeError", fragment)
+
+
+async def test_shims_are_not_real_modules(sb):
+    code = (
+        "import json, math, re, datetime\n"
+        "return [repr(m) for m in (json, math, re, datetime)]"
+    )
+    result = await sb.run(code)
+    assert result.ok, result
+    assert result.value[:4] == [
+        "<module 'json' (sandbox)>", "<module 'math' (sandbox)>",
+        "<module 're' (sandbox)>", "<module 'datetime' (sandbox)>",
+    ]
