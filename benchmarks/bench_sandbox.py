@@ -106,7 +106,16 @@ def make_sandbox_runner(backend: str) -> Callable[[str], Awaitable[Any]]:
     return run
 
 
+def _last_expression(code: str) -> str:
+    """Peers return the value of the last expression (REPL style) instead of `return`."""
+    lines = code.strip().splitlines()
+    if lines and lines[-1].startswith("return "):
+        lines[-1] = lines[-1][len("return "):]
+    return "\n".join(lines)
+
+
 def make_smolagents_runner() -> Callable[[str], Awaitable[Any]] | None:
+    """smolagents' AST interpreter, a fresh executor per run (no async host calls: W4/W5 n/a)."""
     try:
         from smolagents.local_python_executor import LocalPythonExecutor
     except Exception:
@@ -115,37 +124,38 @@ def make_smolagents_runner() -> Callable[[str], Awaitable[Any]] | None:
     async def run(code: str) -> Any:
         if "await" in code:
             raise NotImplementedError
-        body = code.replace("return ", "final_answer(") if "return " in code else code
-        lines = []
-        for line in body.splitlines():
-            lines.append(line + ")" if line.startswith("final_answer(") else line)
-        ex = LocalPythonExecutor(
-            additional_authorized_imports=["re", "json", "collections"],
-            max_print_outputs_length=10_000,
-        )
+        ex = LocalPythonExecutor(additional_authorized_imports=["re", "json", "collections"])
         ex.send_tools({})
-        out = ex("\n".join(lines))
-        return out.output
+        return ex(_last_expression(code)).output
 
     return run
+
+
+class MontyRunner:
+    """pydantic-monty's pooled worker processes; one checkout (a fresh session) per run.
+    Host functions are passed as `external_lookup` and called by bare name."""
+
+    def __init__(self) -> None:
+        import pydantic_monty  # type: ignore[import-not-found]
+
+        self.pool = pydantic_monty.AsyncMonty()
+        self.started = False
+
+    async def __call__(self, code: str) -> Any:
+        if not self.started:
+            await self.pool.__aenter__()
+            self.started = True
+        async with self.pool.checkout() as session:
+            return await session.feed_run(
+                _last_expression(code).replace("tools.", ""), external_lookup=dict(BINDINGS)
+            )
 
 
 def make_monty_runner() -> Callable[[str], Awaitable[Any]] | None:
     try:
-        import pydantic_monty  # type: ignore[import-not-found]
+        return MontyRunner()
     except Exception:
         return None
-
-    async def run(code: str) -> Any:
-        if "await" in code or "import" in code:
-            raise NotImplementedError
-        body = code.strip().splitlines()
-        if body and body[-1].startswith("return "):
-            body[-1] = body[-1][len("return "):]
-        m = pydantic_monty.Monty("\n".join(body))
-        return m.run()
-
-    return run
 
 
 async def median_latency(run: Callable[[str], Awaitable[Any]], code: str | Callable[[int], str],
@@ -215,15 +225,18 @@ async def main(repeat: int, markdown: str | None) -> None:
         print(wname, {k: (round(v, 3) if v is not None else None) for k, v in row.items()}, flush=True)
 
     back_to_back: dict[str, float] = {}
-    for rname in ("cpython", "worker", "inprocess"):
+    for rname in ("cpython", "worker", "inprocess", "monty"):
         runner = runners[rname]
-        assert runner is not None
+        if runner is None:
+            continue
         samples = [await throughput(runner, 200) for _ in range(5)]
         back_to_back[rname] = statistics.median(samples) * 1000
     print("W1 back-to-back ms/run", back_to_back, flush=True)
 
     per_call: dict[str, float] = {}
-    for rname in ("cpython", "worker", "inprocess"):
+    for rname in ("cpython", "worker", "inprocess", "monty"):
+        if runners[rname] is None:
+            continue
         w4 = table["W4 200 calls (ms)"][rname]
         empty = await median_latency(runners[rname], "acc = 0\nfor i in range(200):\n    acc += i\nreturn acc", repeat)  # type: ignore[arg-type]
         if w4 is not None:
@@ -260,11 +273,12 @@ def write_markdown(path: str, table: dict[str, dict[str, float | None]], b2b: di
         base = row.get("cpython")
         lines.append(f"| {wname} | " + " | ".join(_fmt(row.get(n), base if n != "cpython" else None) for n in names) + " |")
     lines.append("")
-    lines.append("| extra | cpython | worker | inprocess |")
-    lines.append("|---|---|---|---|")
-    lines.append("| W1 back-to-back (ms/run) | " + " | ".join(f"{b2b.get(n, float('nan')):.3f}" for n in ("cpython", "worker", "inprocess")) + " |")
-    lines.append("| W4 per host call (µs) | " + " | ".join(f"{per_call.get(n, float('nan')):.1f}" for n in ("cpython", "worker", "inprocess")) + " |")
-    lines.append(f"| warm idle worker unique memory (MiB) | | {idle_mib:.2f} | |" if idle_mib is not None else "| warm idle worker unique memory | | n/a | |")
+    extra = ("cpython", "worker", "inprocess", "monty")
+    lines.append("| extra | " + " | ".join(extra) + " |")
+    lines.append("|---|---|---|---|---|")
+    lines.append("| W1 back-to-back (ms/run) | " + " | ".join(_fmt(b2b.get(n)) for n in extra) + " |")
+    lines.append("| W4 per host call (µs) | " + " | ".join(_fmt(per_call.get(n)) for n in extra) + " |")
+    lines.append(f"| warm idle worker unique memory (MiB) | | {_fmt(idle_mib)} | | |")
     text = "\n".join(lines) + "\n"
     Path(path).write_text(
         f"<!-- generated by benchmarks/bench_sandbox.py, medians of {repeat}+ runs, {time.strftime('%Y-%m-%d')}, "
