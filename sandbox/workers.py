@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import UNIXSocketStream
 
 from .control import RunController
 from .execution import wall_time_message
@@ -51,6 +50,40 @@ CRASHED_MESSAGE = (
     "the worker process died before finishing (killed by a resource limit or crashed); "
     "its output is lost"
 )
+
+
+class _HostChannel:
+    """The host end of a worker channel: a non-blocking socket driven by readiness waits.
+
+    It tries the socket first and waits only when it would block, so an answer to a waiting
+    worker costs one event-loop wake-up, not the two or three of a general-purpose stream."""
+
+    __slots__ = ("sock",)
+
+    def __init__(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        self.sock = sock
+
+    async def receive(self) -> bytes:
+        """Some bytes; b"" when the worker is gone."""
+        while True:
+            try:
+                return self.sock.recv(1 << 16)
+            except BlockingIOError:
+                await anyio.wait_readable(self.sock)
+            except OSError:
+                return b""
+
+    async def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[self.sock.send(view):]
+            except BlockingIOError:
+                await anyio.wait_writable(self.sock)
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 class _Template:
@@ -216,7 +249,7 @@ class WorkerRuntime:
         controller: RunController | None = None,
     ) -> RunResult:
         worker = self._acquire()
-        stream = await UNIXSocketStream.from_socket(worker.sock)
+        stream = _HostChannel(worker.sock)
         try:
             session = _Session(stream, bindings, limits)
             with anyio.move_on_after(SPAWN_TIMEOUT):
@@ -231,7 +264,10 @@ class WorkerRuntime:
                 "namespace": namespace,
                 "docs": dict(docs) if docs is not None else None,
             }
-            await stream.send(encode(request))
+            try:
+                await stream.send(encode(request))
+            except OSError:
+                return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
             result: RunResult | None = None
             with anyio.move_on_after(limits.wall_time + KILL_GRACE) as deadline:
                 async with anyio.create_task_group() as tg:
@@ -251,15 +287,14 @@ class WorkerRuntime:
             return RunResult(error=RunError("crashed", CRASHED_MESSAGE))  # pragma: no cover
         finally:
             worker.kill()
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+            stream.close()
             self._replenish()
 
 
 class _Session:
     """The host's half of one run's conversation with its worker."""
 
-    def __init__(self, stream: UNIXSocketStream, bindings: Bindings, limits: Limits) -> None:
+    def __init__(self, stream: _HostChannel, bindings: Bindings, limits: Limits) -> None:
         self.stream = stream
         self.buffer = bytearray()
         self.bindings = bindings
@@ -282,10 +317,10 @@ class _Session:
                     data = bytes(buf[4 : 4 + size])
                     del buf[: 4 + size]
                     return parse_frame(data)
-            try:
-                buf += await self.stream.receive(1 << 16)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            chunk = await self.stream.receive()
+            if not chunk:
                 return None
+            buf += chunk
 
     async def read_pid(self) -> int | None:
         frame = await self._frame()
@@ -349,8 +384,8 @@ class _Session:
         async with self.send_lock:
             try:
                 await self.stream.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                pass
+            except OSError:
+                pass  # the worker is gone; the reader reports it
 
 
 def _checked_result(data: Any) -> RunResult:

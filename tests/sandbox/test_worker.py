@@ -8,13 +8,12 @@ import socket
 
 import anyio
 import pytest
-from anyio.abc import UNIXSocketStream
 from sandbox_helpers import BINDINGS, run
 
 import sandbox
 from sandbox import Limits, RunController
 from sandbox.protocol import encode
-from sandbox.workers import WorkerRuntime, _Session
+from sandbox.workers import WorkerRuntime, _HostChannel, _Session
 
 
 def test_no_state_survives_a_run(backend: str) -> None:
@@ -124,7 +123,7 @@ async def _serve(frames: list[bytes], bindings: dict[str, object] | None = None,
         called.append(kwargs)
         return "ok"
 
-    stream = await UNIXSocketStream.from_socket(host_end)
+    stream = _HostChannel(host_end)
     session = _Session(stream, bindings if bindings is not None else {"record": record}, limits or Limits())
     for frame in frames:
         fake_worker.sendall(frame)
@@ -132,7 +131,7 @@ async def _serve(frames: list[bytes], bindings: dict[str, object] | None = None,
     async with anyio.create_task_group() as tg:
         result = await session.serve(tg)
         tg.cancel_scope.cancel()
-    await stream.aclose()
+    stream.close()
     fake_worker.close()
     return result
 
