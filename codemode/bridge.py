@@ -81,7 +81,7 @@ class SubCall:
     arguments: dict[str, Any]
     status: str = "queued"
     is_error: bool = False
-    content: list[dict[str, Any]] = field(default_factory=list)
+    content: Sequence[Mapping[str, Any]] = field(default_factory=list)
     value: Any = None
     started: float = 0.0
     duration_ms: float = 0.0
@@ -193,7 +193,10 @@ class _Gate:
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        await self._limiter.acquire()
+        try:
+            self._limiter.acquire_nowait()  # uncontended: no trip through the event loop
+        except anyio.WouldBlock:
+            await self._limiter.acquire()
         self._held = True
         self.record.status = "running"
         self.run.dispatched(self.record)
@@ -317,14 +320,14 @@ class _Run:
             done.set()
         record.status = "error" if result.is_error else "ok"
         record.is_error = result.is_error
-        record.content = list(thaw(result.content))
-        record.value = thaw(result.value)
+        record.content = result.content  # frozen: shared, never copied
+        record.value = result.value
         self._finish(record)
         if result.is_error:
             raise sandbox.BindingError(result.text)
         if definition.output_schema is not None:
-            return record.value
-        return _snippet_text(record.content)
+            return thaw(result.value)
+        return _snippet_text(result.content)
 
     def _finish(self, record: SubCall) -> None:
         if record.started:

@@ -151,4 +151,4 @@ def test_tools_plugin_file(tmp_path: Path) -> None:
 def test_main_job_command_on_this_repository_with_the_worker_backend() -> None:
     code, out, err = cli("run", str(REPO / "examples" / "todo_report.py"), "--root", str(REPO))
     assert code == 0, err
-    assert " markers in " in out.splitlines()[0]
+    assert " markers (" in out.splitlines()[0] and " files" in out.splitlines()[0]
