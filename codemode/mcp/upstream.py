@@ -1,0 +1,369 @@
+"""Client sessions to upstream MCP servers: lazy, restartable, with a deadline on every call.
+
+Each ``UpstreamServer`` owns at most one live connection. The connection is opened on first use
+by an *owner task* in the provider's task group, because the SDK's ``Client`` (and the stdio
+subprocess under it) must be entered and left in one task, while calls arrive from many. A call
+that finds no connection, or a dead one, starts a new one; the old one winds down in the
+background (stdin closed, then SIGTERM/SIGKILL to the process group, as the SDK does).
+
+What a failed call raises, for ``tools.py`` to turn into error results::
+
+    UpstreamError                 .message is the model-facing text, .kind the ErrorKind
+    ├── UpstreamUnavailable       the server could not be started (retried on the next call)
+    ├── UpstreamCrashed           the connection closed mid-call; restart on the next call
+    ├── UpstreamTimeout           no answer in time; .hung when a ping failed too (restart)
+    ├── UpstreamRefused           the server answered with a JSON-RPC error
+    └── UpstreamInvalidResult     the result broke the protocol or the tool's output schema
+
+A slow call on a healthy server only costs that call: after a time-out codemode pings the server,
+and restarts it only when the ping gets no answer either.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import warnings
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from typing import IO, Any
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from pydantic import ValidationError
+
+from ..messages import ErrorKind
+from . import messages as m
+from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
+
+__all__ = [
+    "UpstreamCrashed",
+    "UpstreamError",
+    "UpstreamInvalidResult",
+    "UpstreamRefused",
+    "UpstreamServer",
+    "UpstreamTimeout",
+    "UpstreamUnavailable",
+]
+
+logger = logging.getLogger("codemode.mcp")
+
+CLIENT_NAME = "codemode"
+CLIENT_VERSION = "0.1.0"
+_LIST_PAGES = 100  # a paginator that never ends cannot hang start-up
+
+Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+
+
+class UpstreamError(Exception):
+    """A call to an upstream tool gave no result; ``message`` is written for the model."""
+
+    kind: ErrorKind = ErrorKind.TOOL_ERROR
+
+    def __init__(self, server: str, name: str, message: str) -> None:
+        super().__init__(message)
+        self.server = server
+        self.name = name
+        self.message = message
+
+
+class UpstreamUnavailable(UpstreamError):
+    """The server could not be started or did not finish the MCP handshake in time."""
+
+
+class UpstreamCrashed(UpstreamError):
+    """The connection closed while the call was in flight (process exit, HTTP stream gone)."""
+
+
+class UpstreamTimeout(UpstreamError):
+    """No answer within the call timeout; ``hung`` when the server failed a ping too."""
+
+    kind = ErrorKind.TIMEOUT
+
+    def __init__(self, server: str, name: str, message: str, *, hung: bool) -> None:
+        super().__init__(server, name, message)
+        self.hung = hung
+
+
+class UpstreamRefused(UpstreamError):
+    """The server answered the call with a JSON-RPC error (unknown tool, bad params, ...)."""
+
+
+class UpstreamInvalidResult(UpstreamError):
+    """The result did not parse, or broke the tool's declared output schema."""
+
+    kind = ErrorKind.INVALID_OUTPUT
+
+
+class _Connection:
+    """One session's lifetime, shared between its owner task and the callers."""
+
+    def __init__(self) -> None:
+        self.client: Client | None = None
+        self.ready = anyio.Event()
+        self.stop = anyio.Event()
+        self.done = anyio.Event()
+        self.scope = anyio.CancelScope()
+        self.error: BaseException | None = None
+        self.dead = False
+
+    def usable(self) -> bool:
+        if self.dead or self.stop.is_set() or self.client is None:
+            return False
+        # The SDK has no public "is the connection still open": a server that died while idle
+        # shows only as a closed dispatcher. Missing attributes read as alive; the call then
+        # reports the crash itself.
+        dispatcher = getattr(self.client.session, "_dispatcher", None)
+        return not getattr(dispatcher, "_closed", False)
+
+
+def _errlog() -> IO[str] | int:
+    """Where a stdio server's stderr goes: ours when it is a real file, else nowhere."""
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return subprocess.DEVNULL
+    return sys.stderr
+
+
+class UpstreamServer:
+    """One configured MCP server. ``tools()`` lists its tools, ``call()`` runs one.
+
+    ``spawn(fn)`` starts ``fn`` in a long-lived task group (the provider's); connection owner
+    tasks run there. ``starts`` counts connections opened, so ``starts - 1`` are restarts.
+    """
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        spawn: Spawn,
+        *,
+        limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
+        errlog: IO[str] | int | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.limits = limits
+        self.call_timeout = config.timeout if config.timeout is not None else limits.call_timeout
+        self.starts = 0
+        self._spawn = spawn
+        self._errlog = errlog
+        self._conn: _Connection | None = None
+        self._lock = anyio.Lock()
+        self._closed = False
+        self._retired: list[_Connection] = []
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "connected" if self._conn and self._conn.usable() else "idle"
+        return f"UpstreamServer({self.name!r}, {self.config.transport}, {state}, starts={self.starts})"
+
+    # --- connection lifecycle ------------------------------------------------------------------
+
+    async def _client(self, name: str) -> Client:
+        conn = self._conn
+        if conn is not None and conn.usable():
+            return conn.client  # type: ignore[return-value]
+        async with self._lock:
+            conn = self._conn
+            if conn is not None and conn.usable():
+                return conn.client  # type: ignore[return-value]
+            if self._closed:
+                raise UpstreamUnavailable(self.name, name, m.UPSTREAM_CLOSED.format(server=self.name, name=name))
+            if conn is not None:
+                self._retire(conn)
+            conn = _Connection()
+            self._conn = conn
+            self.starts += 1
+            self._spawn(lambda: self._own(conn))
+            with anyio.move_on_after(self.limits.connect_timeout):
+                await conn.ready.wait()
+            if conn.client is None or conn.dead:
+                reason = self._start_reason(conn)
+                self._retire(conn)
+                self._conn = None
+                raise UpstreamUnavailable(
+                    self.name, name, m.UPSTREAM_START_FAILED.format(server=self.name, reason=reason, name=name)
+                )
+            return conn.client
+
+    def _start_reason(self, conn: _Connection) -> str:
+        error = conn.error
+        if error is None:
+            return m.REASON_START_TIMEOUT.format(timeout=self.limits.connect_timeout)
+        leaves = _leaves(error)
+        if any(isinstance(e, FileNotFoundError) for e in leaves):
+            return m.REASON_NOT_FOUND
+        if self.config.transport == "http":
+            return m.REASON_HTTP
+        return m.REASON_EXITED
+
+    async def _own(self, conn: _Connection) -> None:
+        """Hold one ``Client`` open until ``conn.stop``; never raises into the task group."""
+        try:
+            with conn.scope:
+                async with AsyncExitStack() as stack:
+                    transport = await self._transport(stack)
+                    client = Client(
+                        transport,
+                        client_info=types.Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+                        cache=None,
+                    )
+                    conn.client = await stack.enter_async_context(client)
+                    conn.ready.set()
+                    await conn.stop.wait()
+        except Exception as exc:  # a failed start or a broken transport: the callers report it
+            conn.error = exc
+            logger.warning("MCP server %r: connection ended: %s", self.name, _describe(exc))
+        finally:
+            conn.dead = True
+            conn.ready.set()
+            conn.done.set()
+
+    async def _transport(self, stack: AsyncExitStack) -> Any:
+        config = self.config
+        if config.transport == "stdio":
+            params = StdioServerParameters(
+                command=config.command or "", args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
+            )
+            errlog = self._errlog if self._errlog is not None else _errlog()
+            return stdio_client(params, errlog)  # type: ignore[arg-type]
+        http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers) or None))
+        return streamable_http_client(config.url or "", http_client=http)
+
+    def _retire(self, conn: _Connection) -> None:
+        """Let a connection wind down in its owner task; callers still on it get CONNECTION_CLOSED."""
+        conn.stop.set()
+        if not conn.ready.is_set():
+            conn.scope.cancel()
+        if not conn.done.is_set():
+            self._retired.append(conn)
+        self._retired = [c for c in self._retired if not c.done.is_set()]
+
+    def _broken(self, conn: _Connection | None) -> None:
+        if conn is not None and self._conn is conn:
+            self._retire(conn)
+            self._conn = None
+
+    async def aclose(self) -> None:
+        """Stop the server (if started) and wait for its process to go; idempotent."""
+        self._closed = True
+        conns = list(self._retired)
+        if self._conn is not None:
+            conns.append(self._conn)
+            self._retire(self._conn)
+            self._conn = None
+        for conn in conns:
+            await conn.done.wait()
+        self._retired.clear()
+
+    # --- requests --------------------------------------------------------------------------------
+
+    async def tools(self) -> list[types.Tool]:
+        """Every tool the server lists (all pages). Raises ``UpstreamError`` subclasses."""
+        client = await self._client("tools/list")
+        conn = self._conn
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        try:
+            with anyio.fail_after(self.limits.connect_timeout):
+                for _ in range(_LIST_PAGES):
+                    page = await client.list_tools(cursor=cursor)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+        except TimeoutError:
+            self._broken(conn)
+            raise UpstreamUnavailable(
+                self.name,
+                "tools/list",
+                m.UPSTREAM_START_FAILED.format(
+                    server=self.name,
+                    reason=m.REASON_START_TIMEOUT.format(timeout=self.limits.connect_timeout),
+                    name="tools/list",
+                ),
+            ) from None
+        except MCPError as exc:
+            raise self._translate(exc, conn, client, "tools/list", self.limits.connect_timeout) from exc
+        return tools
+
+    async def call(self, tool: str, arguments: dict[str, Any], *, name: str | None = None) -> types.CallToolResult:
+        """Run ``tool`` upstream within the call timeout; ``name`` is what the model called it."""
+        shown = name or tool
+        client = await self._client(shown)
+        conn = self._conn
+        timeout = self.call_timeout
+        try:
+            # The SDK's own deadline sends the courtesy cancel; the outer one is a backstop for a
+            # transport that never returns from a write.
+            with anyio.fail_after(timeout + self.limits.ping_timeout):
+                return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            error = self._translate(exc, conn, client, shown, timeout)
+            if isinstance(error, UpstreamTimeout):
+                error = await self._timed_out(conn, client, shown, timeout)
+            raise error from exc
+        except TimeoutError:
+            raise await self._timed_out(conn, client, shown, timeout) from None
+        except (RuntimeError, ValidationError) as exc:  # the SDK's result and schema checks
+            detail = _describe(exc).splitlines()[0]
+            raise UpstreamInvalidResult(
+                self.name, shown, m.UPSTREAM_INVALID.format(server=self.name, name=shown, detail=detail)
+            ) from exc
+
+    def _translate(
+        self, exc: MCPError, conn: _Connection | None, client: Client, name: str, timeout: float
+    ) -> UpstreamError:
+        if exc.code == CONNECTION_CLOSED:
+            self._broken(conn)
+            return UpstreamCrashed(self.name, name, m.UPSTREAM_CRASHED.format(server=self.name, name=name))
+        if exc.code == REQUEST_TIMEOUT:
+            return UpstreamTimeout(self.name, name, "", hung=False)  # decided by _timed_out
+        return UpstreamRefused(self.name, name, m.UPSTREAM_REFUSED.format(server=self.name, name=name, message=exc.message))
+
+    async def _timed_out(self, conn: _Connection | None, client: Client, name: str, timeout: float) -> UpstreamTimeout:
+        if await self._answers_ping(client):
+            text = m.UPSTREAM_SLOW.format(server=self.name, name=name, timeout=timeout)
+            return UpstreamTimeout(self.name, name, text, hung=False)
+        logger.warning("MCP server %r did not answer a ping after %s timed out; restarting it", self.name, name)
+        self._broken(conn)
+        text = m.UPSTREAM_HUNG.format(server=self.name, name=name, timeout=timeout)
+        return UpstreamTimeout(self.name, name, text, hung=True)
+
+    async def _answers_ping(self, client: Client) -> bool:
+        """Any answer, even an error, proves the server is alive."""
+        try:
+            with anyio.fail_after(self.limits.ping_timeout), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await client.send_ping()
+        except MCPError as exc:
+            return exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+        except TimeoutError:
+            return False
+        except Exception:
+            return False
+        return True
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The non-group exceptions inside ``exc`` (anyio wraps task failures in groups)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    out = [exc]
+    if exc.__cause__ is not None:
+        out.extend(_leaves(exc.__cause__))
+    return out
+
+
+def _describe(exc: BaseException) -> str:
+    leaves = _leaves(exc)
+    first = leaves[0] if leaves else exc
+    text = str(first)
+    return f"{type(first).__name__}: {text}" if text else type(first).__name__
