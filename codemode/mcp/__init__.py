@@ -8,6 +8,14 @@ with one tool, ``run_code``. Dependencies point one way: this package imports ``
 
 from __future__ import annotations
 
+from .cli import (
+    add_mcp_config_option,
+    add_mcp_parser,
+    load_mcp_tools,
+    mcp_serve_main,
+    mcp_tools,
+    with_mcp_tools,
+)
 from .config import (
     DEFAULT_UPSTREAM_LIMITS,
     McpConfigError,
@@ -17,6 +25,7 @@ from .config import (
     parse_config,
 )
 from .provider import McpProvider
+from .server import SDK_URI, build_server, serve_http, serve_stdio
 from .tools import from_mcp_content, namespace_names, namespaced_name, to_mcp_content
 from .upstream import (
     UpstreamCrashed,
@@ -30,6 +39,7 @@ from .upstream import (
 
 __all__ = [
     "DEFAULT_UPSTREAM_LIMITS",
+    "SDK_URI",
     "McpConfigError",
     "McpProvider",
     "ServerConfig",
@@ -41,12 +51,21 @@ __all__ = [
     "UpstreamServer",
     "UpstreamTimeout",
     "UpstreamUnavailable",
+    "add_mcp_config_option",
+    "add_mcp_parser",
+    "build_server",
     "from_mcp_content",
     "load_config",
+    "load_mcp_tools",
+    "mcp_serve_main",
+    "mcp_tools",
     "namespace_names",
     "namespaced_name",
     "parse_config",
+    "serve_http",
+    "serve_stdio",
     "to_mcp_content",
+    "with_mcp_tools",
 ]
 
 for _name in __all__:

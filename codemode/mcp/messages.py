@@ -44,12 +44,15 @@ SERVER_INSTRUCTIONS = (
     "async method of `tools`. Only what the program prints and returns comes back."
 )
 RUN_CODE_MCP_DESCRIPTION = """\
-{description}
+Run a short async Python program that calls the tools below as `await tools.name(...)`. Only \
+what it prints and returns comes back to you: aggregate inside the program and print a short \
+summary.
 
-{prompt}"""
+{sdk}"""
 SDK_RESOURCE_NAME = "codemode-sdk"
 SDK_RESOURCE_TITLE = "Code Mode SDK"
 SDK_RESOURCE_DESCRIPTION = "The typed Python SDK run_code programs are written against."
 SDK_PROMPT_NAME = "codemode"
 SDK_PROMPT_DESCRIPTION = "Instructions and the SDK for acting through run_code."
-SERVER_BUSY_CANCELLED = "run_code was cancelled before it finished."
+UNKNOWN_RESOURCE = "Unknown resource {uri!r}; this server has {known}."
+UNKNOWN_PROMPT = "Unknown prompt {name!r}; this server has {known}."

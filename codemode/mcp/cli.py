@@ -1,0 +1,286 @@
+"""CLI hooks: ``--mcp-config FILE`` for every command, and ``codemode mcp serve``.
+
+    codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
+                       [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N]
+                       [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
+
+``codemode/cli.py`` wires these in; until then ``python -m codemode.mcp serve ...`` runs the same
+command. Without ``--http`` the server speaks stdio (what MCP clients launch); ``--http`` binds
+streamable HTTP at ``http://HOST:PORT/mcp``, loopback unless a host is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TextIO, TypeVar
+
+import anyio
+
+import sandbox
+
+from ..agent import CodeMode
+from ..errors import CodemodeError
+from ..registry import Registry
+from ..workspace import register_workspace
+from .config import (
+    DEFAULT_UPSTREAM_LIMITS,
+    McpConfigError,
+    ServerConfig,
+    UpstreamLimits,
+    load_config,
+)
+from .provider import McpProvider
+from .server import DEFAULT_MAX_CONCURRENT, build_server, serve_http, serve_stdio
+
+__all__ = [
+    "add_mcp_config_option",
+    "add_mcp_parser",
+    "load_mcp_tools",
+    "main",
+    "mcp_serve_main",
+    "mcp_tools",
+    "parse_http",
+    "with_mcp_tools",
+]
+
+T = TypeVar("T")
+EXIT_OK = 0
+EXIT_USAGE = 2
+MIB = 1024 * 1024
+LOOPBACK = "127.0.0.1"
+WARNING = "codemode: warning: {message}\n"
+NOT_LOOPBACK = (
+    "codemode: warning: serving on {host}, which is not a loopback address; the MCP endpoint "
+    "has no authentication, so anyone who can reach it can run code with your tools\n"
+)
+
+
+def add_mcp_config_option(parser: argparse.ArgumentParser) -> None:
+    """``--mcp-config FILE`` (repeatable) and ``--mcp-timeout S`` on a subcommand."""
+    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
+                        help='an MCP client configuration ({"mcpServers": ...}); its servers\' tools load as <server>__<tool>')
+    parser.add_argument("--mcp-timeout", type=float, metavar="S",
+                        help=f"seconds per upstream MCP tool call (default {DEFAULT_UPSTREAM_LIMITS.call_timeout:g})")
+
+
+def _servers(paths: Sequence[str]) -> list[ServerConfig]:
+    """Every server of every file; a name in two files is a configuration error."""
+    seen: dict[str, str] = {}
+    out: list[ServerConfig] = []
+    problems: list[str] = []
+    for path in paths:
+        for name, config in load_config(path).items():
+            if name in seen:
+                problems.append(f"server {name!r} is defined in both {seen[name]} and {path}")
+                continue
+            seen[name] = path
+            out.append(config)
+    if problems:
+        raise McpConfigError(", ".join(paths), problems)
+    return out
+
+
+def _upstream_limits(timeout: float | None) -> UpstreamLimits:
+    if timeout is None:
+        return DEFAULT_UPSTREAM_LIMITS
+    try:
+        return UpstreamLimits(call_timeout=timeout)
+    except ValueError as exc:
+        raise McpConfigError("--mcp-timeout", [str(exc)]) from exc
+
+
+async def load_mcp_tools(
+    registry: Registry,
+    config_paths: str | Sequence[str],
+    *,
+    limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
+    stderr: TextIO | None = None,
+) -> McpProvider:
+    """Start the configured servers (in parallel) and register their tools on ``registry``.
+
+    Returns the provider; ``await provider.aclose()`` (from the same task) unregisters the
+    tools and stops the servers. A server that fails to start is reported on ``stderr`` and
+    skipped. Raises ``McpConfigError`` for a bad file, ``RegistrationError`` for a name clash.
+    """
+    paths = [config_paths] if isinstance(config_paths, str) else list(config_paths)
+    provider = McpProvider(_servers(paths), limits=limits)
+    await provider.start()
+    try:
+        await provider.register(registry)
+    except BaseException:
+        await provider.aclose()
+        raise
+    if stderr is not None:
+        for message in provider.failures.values():
+            stderr.write(WARNING.format(message=message))
+    return provider
+
+
+@asynccontextmanager
+async def mcp_tools(
+    registry: Registry,
+    config_paths: str | Sequence[str] | None,
+    *,
+    limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
+    stderr: TextIO | None = None,
+) -> AsyncIterator[McpProvider | None]:
+    """``load_mcp_tools`` for the length of a ``with`` block; yields ``None`` without paths."""
+    if not config_paths:
+        yield None
+        return
+    provider = await load_mcp_tools(registry, config_paths, limits=limits, stderr=stderr)
+    try:
+        yield provider
+    finally:
+        await provider.aclose()
+
+
+def with_mcp_tools(args: argparse.Namespace, registry: Registry, fn: Callable[[], T], *, stderr: TextIO | None = None) -> T:
+    """Call ``fn()`` with the ``--mcp-config`` tools registered (just ``fn()`` without them).
+
+    For the synchronous commands (``sdk``, ``tools``, ``check``): runs an event loop for the
+    servers' lifetime. Raises ``McpConfigError`` for a bad file or ``--mcp-timeout``.
+    """
+    paths = getattr(args, "mcp_config", None)
+    if not paths:
+        return fn()
+    limits = _upstream_limits(getattr(args, "mcp_timeout", None))
+
+    async def go() -> T:
+        async with mcp_tools(registry, paths, limits=limits, stderr=stderr):
+            return fn()
+
+    return anyio.run(go)
+
+
+# --- codemode mcp serve ------------------------------------------------------------------------------
+
+
+def parse_http(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` (loopback), ``[::1]:PORT``; raises ``ValueError``."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = "", value
+    host = host.strip("[]") or LOOPBACK
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--http expects HOST:PORT with a port from 0 to 65535, got {value!r}")
+    return host, int(port)
+
+
+def add_mcp_parser(
+    subparsers: Any, loading: Callable[[argparse.ArgumentParser], None] | None = None
+) -> argparse.ArgumentParser:
+    """Add ``mcp serve`` to the CLI's subparsers; ``loading`` adds ``--tools``/``--root`` (the
+    CLI's own helper), else this module adds equivalent options. Returns the ``serve`` parser."""
+    mcp = subparsers.add_parser("mcp", help="MCP: serve Code Mode to MCP clients")
+    sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    serve = sub.add_parser("serve", help="serve run_code over MCP (stdio, or --http)")
+    if loading is not None:
+        loading(serve)
+    else:
+        serve.add_argument("--tools", action="append", default=[], metavar="SPEC",
+                           help="module path or .py file with apply(registry); repeatable (default: workspace tools)")
+        serve.add_argument("--root", default=".", metavar="DIR", help="workspace root (default: .)")
+        serve.add_argument("--allow-write", action="store_true", help="add write_file and edit_file")
+    if not any("--mcp-config" in a.option_strings for a in serve._actions):
+        add_mcp_config_option(serve)
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio (host default 127.0.0.1)")
+    serve.add_argument("--max-concurrent", type=int, default=DEFAULT_MAX_CONCURRENT, metavar="N",
+                       help=f"run_code calls run at once (default {DEFAULT_MAX_CONCURRENT})")
+    serve.add_argument("--backend", choices=("worker", "inprocess"), default="worker")
+    serve.add_argument("--timeout", type=float, metavar="S", help="wall-time limit per run in seconds")
+    serve.add_argument("--memory", type=int, metavar="MIB", help="memory limit per run in MiB")
+    serve.add_argument("--max-tool-calls", type=int, metavar="N", help="sub-calls per run")
+    serve.add_argument("--max-parallel", type=int, default=10, metavar="N",
+                       help="concurrent concurrency-safe sub-calls per run (default 10)")
+    return serve
+
+
+def _run_limits(args: argparse.Namespace) -> sandbox.Limits:
+    changes: dict[str, Any] = {}
+    if getattr(args, "timeout", None) is not None:
+        changes["wall_time"] = args.timeout
+        changes["cpu_time"] = args.timeout
+    if getattr(args, "memory", None) is not None:
+        changes["memory"] = args.memory * MIB
+    if getattr(args, "max_tool_calls", None) is not None:
+        changes["max_calls"] = args.max_tool_calls
+    return sandbox.DEFAULT_LIMITS.replace(**changes)
+
+
+def _default_registry(args: argparse.Namespace) -> Registry:
+    registry = Registry(mode="code")
+    if args.tools:
+        for spec in args.tools:
+            registry.load_plugin(spec)
+    else:
+        register_workspace(registry, args.root, allow_write=args.allow_write)
+    return registry
+
+
+async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -> None:
+    address = parse_http(args.http) if args.http else None
+    limits = _upstream_limits(args.mcp_timeout)
+    run_limits = _run_limits(args)
+    async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr):
+        mode = CodeMode(
+            registry,
+            mode="code",
+            limits=run_limits,
+            max_parallel_sub_calls=args.max_parallel,
+            backend=args.backend,
+        )
+        server = build_server(mode, max_concurrent=args.max_concurrent)
+        if address is None:
+            await serve_stdio(server)
+            return
+        host, port = address
+        if host not in (LOOPBACK, "localhost", "::1"):
+            stderr.write(NOT_LOOPBACK.format(host=host))
+        async with anyio.create_task_group() as tg:
+            bound = await tg.start(serve_http, server, host, port)
+            shown = f"[{host}]" if ":" in host else host
+            stderr.write(f"codemode: serving MCP at http://{shown}:{bound}/mcp\n")
+            stderr.flush()
+
+
+def mcp_serve_main(
+    args: argparse.Namespace, *, registry: Registry | None = None, stderr: TextIO | None = None
+) -> int:
+    """Run ``codemode mcp serve`` until the client disconnects (stdio) or the process is
+    interrupted (HTTP). ``registry`` is the CLI's (``--tools``/built-ins); without one, this
+    module builds it the same way. Returns the exit code: 2 for a usage or configuration error."""
+    err = stderr if stderr is not None else sys.stderr
+    try:
+        if args.http:
+            parse_http(args.http)
+        if registry is None:
+            registry = _default_registry(args)
+        anyio.run(_serve, args, registry, err)
+    except (CodemodeError, ValueError, OSError) as exc:
+        err.write(f"codemode: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m codemode.mcp serve ...``: the same command before ``codemode/cli.py`` wires it."""
+    parser = argparse.ArgumentParser(prog="python -m codemode.mcp")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve run_code over MCP (stdio, or --http)")
+    inner = argparse.ArgumentParser(add_help=False)
+    inner_sub = inner.add_subparsers(dest="mcp_command")
+    template = add_mcp_parser(inner_sub)
+    for action in template._actions:
+        if action.option_strings and action.dest != "help":
+            serve._add_action(action)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return mcp_serve_main(args)

@@ -1,0 +1,187 @@
+"""codemode as an MCP server: one tool, ``run_code``, whose description carries the SDK.
+
+Any MCP client (Claude Desktop, Claude Code, an IDE) then gets Code Mode over every tool loaded
+into the registry, MCP servers included. The SDK is also served as a resource
+(``codemode://sdk``) and a prompt (``codemode``) for clients that prefer those.
+
+A ``run_code`` call goes through ``CodeMode.handle``, so the client gets exactly the text a model
+would read in-process; a failed run is an MCP ``isError`` result with that text. Calls from one
+client run concurrently up to ``max_concurrent``; the rest wait their turn. Limits are the
+``CodeMode``'s, fixed by whoever starts the server: ``run_code`` takes only ``code`` and
+``description``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from anyio.abc import TaskStatus
+from mcp.server import Server
+
+from .. import messages as cm
+from ..agent import CallOutcome
+from ..bridge import RUN_CODE
+from ..calls import ToolCall
+from ..frozen import thaw
+from . import messages as m
+from .tools import to_mcp_content
+
+__all__ = ["DEFAULT_MAX_CONCURRENT", "SDK_URI", "CodeModeLike", "build_server", "serve_http", "serve_stdio"]
+
+logger = logging.getLogger("codemode.mcp")
+
+DEFAULT_MAX_CONCURRENT = 4
+SDK_URI = "codemode://sdk"
+SDK_MIME = "text/x-python"
+SERVER_NAME = "codemode"
+SERVER_VERSION = "0.1.0"
+
+
+class CodeModeLike(Protocol):
+    """What the server needs of a ``CodeMode``: the SDK, the prompt, and dispatch."""
+
+    registry: Any
+
+    def sdk(self, agent: str | None = None) -> Any: ...
+
+    async def handle(self, tool_call: ToolCall, *, agent: str | None = None) -> CallOutcome: ...
+
+
+def _description(code_mode: CodeModeLike, agent: str | None) -> str:
+    return m.RUN_CODE_MCP_DESCRIPTION.format(sdk=code_mode.sdk(agent).text)
+
+
+def _prompt(code_mode: CodeModeLike, agent: str | None) -> str:
+    return cm.SYSTEM_PROMPT.format(sdk=code_mode.sdk(agent).text)
+
+
+def _run_code_schema(code_mode: CodeModeLike, agent: str | None) -> dict[str, Any]:
+    definition = code_mode.registry.get(RUN_CODE, agent=agent)
+    if definition is None:
+        raise ValueError("the registry has no run_code: pass a CodeMode built on it")
+    return thaw(definition.parameters_schema)
+
+
+def build_server(
+    code_mode: CodeModeLike,
+    *,
+    agent: str | None = None,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    name: str = SERVER_NAME,
+) -> Server[Any]:
+    """The low-level MCP ``Server`` offering ``code_mode`` to ``agent``'s view of the registry.
+
+    Raises ``ValueError`` for ``max_concurrent < 1`` or a registry without ``run_code``.
+    """
+    if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 1:
+        raise ValueError(f"max_concurrent must be an int >= 1, got {max_concurrent!r}")
+    schema = _run_code_schema(code_mode, agent)
+    limiter = anyio.CapacityLimiter(max_concurrent)
+    numbers = itertools.count(1)
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        tool = types.Tool(
+            name=RUN_CODE,
+            description=_description(code_mode, agent),
+            input_schema=schema,
+            annotations=types.ToolAnnotations(title="Run code", open_world_hint=True),
+        )
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call = ToolCall(f"mcp-{next(numbers)}", params.name, dict(params.arguments or {}))
+        if params.name != RUN_CODE:
+            text = cm.UNKNOWN_TOOL.format(name=params.name, available=RUN_CODE)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        async with limiter:
+            outcome = await code_mode.handle(call, agent=agent)
+        content = to_mcp_content(outcome.result.content) or [types.TextContent(type="text", text=outcome.text)]
+        return types.CallToolResult(content=content, is_error=outcome.is_error)
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        resource = types.Resource(
+            uri=SDK_URI,
+            name=m.SDK_RESOURCE_NAME,
+            title=m.SDK_RESOURCE_TITLE,
+            description=m.SDK_RESOURCE_DESCRIPTION,
+            mime_type=SDK_MIME,
+        )
+        return types.ListResourcesResult(resources=[resource])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        if str(params.uri) != SDK_URI:
+            from mcp.shared.exceptions import MCPError
+            from mcp_types.jsonrpc import INVALID_PARAMS
+
+            raise MCPError(code=INVALID_PARAMS, message=m.UNKNOWN_RESOURCE.format(uri=params.uri, known=SDK_URI))
+        text = code_mode.sdk(agent).text
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=SDK_URI, mime_type=SDK_MIME, text=text)])
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        prompt = types.Prompt(name=m.SDK_PROMPT_NAME, description=m.SDK_PROMPT_DESCRIPTION)
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != m.SDK_PROMPT_NAME:
+            from mcp.shared.exceptions import MCPError
+            from mcp_types.jsonrpc import INVALID_PARAMS
+
+            raise MCPError(code=INVALID_PARAMS, message=m.UNKNOWN_PROMPT.format(name=params.name, known=m.SDK_PROMPT_NAME))
+        message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=_prompt(code_mode, agent)))
+        return types.GetPromptResult(description=m.SDK_PROMPT_DESCRIPTION, messages=[message])
+
+    return Server(
+        name,
+        version=SERVER_VERSION,
+        instructions=m.SERVER_INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client on this process's stdin/stdout until it disconnects."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(
+    server: Server[Any],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
+
+    With ``await tg.start(serve_http, ...)`` the caller gets the bound port (useful with port 0).
+    On a loopback host, requests from other origins are refused (DNS-rebinding protection).
+    """
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+    web.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # the host owns signals
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(web.serve)
+        while not web.started:
+            if web.should_exit:
+                raise OSError(f"cannot serve on {host}:{port}")
+            await anyio.sleep(0.02)
+        sockets = [s for srv in getattr(web, "servers", []) for s in srv.sockets]
+        task_status.started(sockets[0].getsockname()[1] if sockets else port)
+        try:
+            await anyio.sleep_forever()
+        finally:
+            web.should_exit = True
