@@ -13,15 +13,26 @@ from .result import ErrorKind, RunError
 
 
 class RunStopped(BaseException):
-    """Raised inside a run to end it with a given error kind."""
+    """Raised inside a run to end it with a given error kind. Made only by `stop()`: a snippet
+    that caught one cannot build another (say, a fake `cancelled`) from its class, and copying
+    one fails because its constructor refuses to run."""
 
-    def __init__(self, kind: ErrorKind, message: str) -> None:
-        self.kind = kind
-        self.message = message
-        super().__init__(message)
+    kind: ErrorKind
+    message: str
+
+    def __init__(self, *args: object) -> None:
+        raise TypeError("RunStopped cannot be created in a snippet")
 
     def to_error(self) -> RunError:
         return RunError(self.kind, self.message)
+
+
+def stop(kind: ErrorKind, message: str) -> RunStopped:
+    """A `RunStopped` for the host's own use."""
+    exc = RunStopped.__new__(RunStopped, message)
+    exc.kind = kind
+    exc.message = message
+    return exc
 
 
 class RunController:

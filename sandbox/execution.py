@@ -8,11 +8,12 @@ source lines and no host frame.
 
 from __future__ import annotations
 
+import decimal
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .control import RunStopped
+from .control import RunStopped, stop
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits
@@ -48,20 +49,23 @@ class Budget:
         self.check(TICK_CHECK_EVERY)
 
     def check(self, used: int) -> None:
-        self.countdown = TICK_CHECK_EVERY
-        self.remaining -= used
-        if self.expired is not None:
-            raise self.expired
-        if self.remaining <= 0:
-            self.expired = RunStopped(
-                "timeout",
-                f"the snippet used more than {self.limit} operations (loop iterations and calls); "
-                "do less work per run",
-            )
-            raise self.expired
-        if time.monotonic() > self.deadline:
-            self.expired = RunStopped("timeout", wall_time_message(self.wall))
-            raise self.expired
+        if self.expired is None:
+            self.remaining -= used
+            if self.remaining <= 0:
+                self.expired = stop(
+                    "timeout",
+                    f"the snippet used more than {self.limit} operations (loop iterations and calls); "
+                    "do less work per run",
+                )
+            elif time.monotonic() > self.deadline:
+                self.expired = stop("timeout", wall_time_message(self.wall))
+            else:
+                self.countdown = TICK_CHECK_EVERY
+                return
+        # Once expired, every tick raises again, so a snippet that swallows the stop with a bare
+        # `except:` cannot keep running (nothing else can stop it in-process).
+        self.countdown = 1
+        raise self.expired
 
     def iterate(self, iterable: Iterable[Any]) -> Iterator[Any]:
         tick = self.tick
@@ -105,6 +109,7 @@ class Execution:
         self.scheduler = Scheduler(limits.max_calls)
         self.budget = Budget(limits) if budget else None
         self.pending_calls: list[PendingCall] = []
+        self.decimal_context = decimal.Context()
         self.compiled = compile_snippet(code, limits, budget=budget)
 
         guards = RunGuards()
@@ -125,9 +130,16 @@ class Execution:
 
     def _issue(self, request: CallRequest) -> PendingCall:
         check_call_size(request, self.limits.max_call_bytes, self.label)
+        self.scheduler.issued.add(request)
         call = PendingCall(request)
         self.pending_calls.append(call)
         return call
+
+    def step(self) -> None:
+        """Run every runnable snippet task until each waits. Decimal arithmetic uses the run's
+        own context, so flags and precision never leak into the host thread's context."""
+        with decimal.localcontext(self.decimal_context):
+            self.scheduler.run_ready()
 
     def start(self) -> None:
         """Define the snippet function and start its coroutine (nothing of the body runs yet)."""

@@ -27,10 +27,19 @@ _MISSING = object()
 _WRITABLE_INSTANCE_TYPES: tuple[type, ...] = (dict, list, set, bytearray, deque, BaseException)
 
 
-def attribute_problem(name: object, *, write: bool = False) -> str | None:
-    """Why a computed attribute name may not be read (or written), or None if it may."""
+def plain_name(name: object) -> str:
+    """A computed attribute name as a plain `str`. A `str` subclass could override
+    `startswith` or `__eq__` and lie to the checks, so the check and the lookup both use this
+    copy."""
     if not isinstance(name, str):
-        return "attribute name must be a string"
+        raise TypeError("attribute name must be a string")
+    return str.__str__(name)
+
+
+def attribute_problem(name: str, *, write: bool = False) -> str | None:
+    """Why a plain attribute name may not be read (or written), or None if it may."""
+    if type(name) is not str:
+        return "attribute name must be a plain string"
     if name in READABLE_PRIVATE and not write:
         return None
     if name.startswith("_"):
@@ -95,7 +104,8 @@ class _BoundFormat:
 
 def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
     """`getattr` for snippets: refuses private and frame/code attributes; swaps in a safe
-    `str.format`."""
+    `str.format` for every str and str subclass, instance or class."""
+    name = plain_name(name)
     problem = attribute_problem(name)
     if problem:
         raise AttributeError(problem)
@@ -103,7 +113,7 @@ def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
         fn = safe_format if name == "format" else safe_format_map
         if isinstance(obj, str):
             return _BoundFormat(obj, fn)
-        if obj is str:
+        if isinstance(obj, type) and issubclass(obj, str):
             return fn
     if default is _MISSING:
         return getattr(obj, name)
@@ -111,6 +121,7 @@ def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
 
 
 def guarded_hasattr(obj: Any, name: Any) -> bool:
+    name = plain_name(name)
     if attribute_problem(name):
         return False
     try:
@@ -140,7 +151,10 @@ class SafeType(metaclass=_TypeMeta):
             raise TypeError(
                 "type() takes exactly one argument in the sandbox; define classes with 'class'"
             )
-        return type(args[0])
+        found = type(args[0])
+        # The type of a class is a metaclass (`type` itself, EnumType, ...): calling it would
+        # build classes outside the class-statement checks, so the snippet sees this one.
+        return SafeType if issubclass(found, type) else found
 
 
 SafeType.__name__ = "type"
@@ -177,12 +191,14 @@ class RunGuards:
         raise TypeError(f"cannot modify attributes of a '{cls.__name__}' object in the sandbox")
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
+        name = plain_name(name)
         problem = attribute_problem(name, write=True)
         if problem:
             raise AttributeError(problem)
         setattr(self.write(obj), name, value)
 
     def delattr(self, obj: Any, name: Any) -> None:
+        name = plain_name(name)
         problem = attribute_problem(name, write=True)
         if problem:
             raise AttributeError(problem)
@@ -212,7 +228,7 @@ class _ClassFactory:
         for base in bases:
             if not isinstance(base, type):
                 raise TypeError(f"class bases must be classes, got a '{type(base).__name__}'")
-            if issubclass(base, type):
+            if issubclass(base, type) or SafeType in base.__mro__:
                 raise TypeError("defining metaclasses is not allowed in the sandbox")
             base_meta = type(base)
             if issubclass(base_meta, meta):

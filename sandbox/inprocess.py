@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import anyio
 
-from .control import RunController, RunStopped
+from .control import RunController, RunStopped, stop
 from .execution import Execution, syntax_result, wall_time_message
 from .host import Bindings, invoke
 from .limits import Limits
@@ -48,9 +48,9 @@ class InProcessRuntime:
             # Fast path: a snippet that never waits finishes here, with no task group to set up.
             try:
                 execution.start()
-                sched.run_ready()
-            except RunStopped as stop:
-                return execution.failure(stop.to_error())
+                execution.step()
+            except RunStopped as stopped:
+                return execution.failure(stopped.to_error())
             except MemoryError as exc:
                 return execution.failure(execution.describe_exception(exc))
             if sched.main_done:
@@ -89,7 +89,7 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
 
     try:
         while True:
-            sched.run_ready()
+            execution.step()
             if sched.main_done:
                 return execution.result()
             batch = sched.take_outbox()
@@ -106,7 +106,7 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
                 continue
             deadline = sched.next_deadline()
             if in_flight == 0 and deadline is None:
-                raise RunStopped(
+                raise stop(
                     "exception",
                     "the snippet awaits something that can never finish",
                 )
@@ -123,8 +123,8 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
                     in_flight -= 1
                     sched.resolve(call_id, ok, value)
             sched.fire_timers()
-    except RunStopped as stop:
-        return execution.failure(stop.to_error())
+    except RunStopped as stopped:
+        return execution.failure(stopped.to_error())
     except MemoryError as exc:
         return execution.failure(execution.describe_exception(exc))
     except RecursionError as exc:

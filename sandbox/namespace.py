@@ -44,6 +44,8 @@ class Binding:
             plain_kwargs = to_json_value(kwargs, "$")
         except NotJSONError as exc:
             raise TypeError(f"{shown}: argument is not JSON: {exc}") from None
+        except RecursionError:
+            raise TypeError(f"{shown}: argument is nested too deeply to be JSON") from None
         frame = sys._getframe(1)
         line = frame.f_lineno if frame.f_code.co_filename == "<snippet>" else None
         payload = dumps([plain_args, plain_kwargs])
@@ -51,6 +53,9 @@ class Binding:
 
     def __repr__(self) -> str:
         return f"<host function {self._binding_label}.{self._binding_name}>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("host functions cannot be copied")
 
 
 class Namespace(ReadOnly):
@@ -109,6 +114,9 @@ class Namespace(ReadOnly):
 
     def __repr__(self) -> str:
         return f"<{self._ns_label}: {', '.join(sorted(self._ns_entries))}>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"{self._ns_label} cannot be copied")
 
     def _list(self) -> list[str]:
         return sorted(self._ns_entries)

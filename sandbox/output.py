@@ -7,7 +7,7 @@ Up to `limit` bytes are kept. Anything past that is dropped and counted, and the
 
 from __future__ import annotations
 
-from .control import RunStopped
+from .control import stop
 
 FLOOD_FACTOR = 4
 TRUNCATION_MARKER = "[output truncated: {dropped} bytes dropped]"
@@ -42,7 +42,7 @@ class Output:
             size -= _byte_len(kept)
         self.dropped += size
         if self.limit + self.dropped > FLOOD_FACTOR * max(self.limit, 1):
-            raise RunStopped(
+            raise stop(
                 "output-limit",
                 f"the snippet printed more than {FLOOD_FACTOR * self.limit} bytes "
                 f"(the cap is {self.limit}); print a summary or a slice, not whole data",

@@ -45,13 +45,26 @@ ENTRY_POINT = "__snippet__"
 #: Attribute names that always pass through the runtime `_getattr_` guard.
 RUNTIME_CHECKED_ATTRIBUTES = frozenset({"format", "format_map"})
 
-#: "_" attributes a snippet may read. `super().__init__(...)` and `type(e).__name__` are
-#: everyday code; names and docs are plain strings; a bound `__init__` leads nowhere the "_" rule
-#: does not already block; `_asdict` and friends are the public API of named tuples.
+#: "_" attributes a snippet may read: names and docs are plain strings, and `_asdict` and friends
+#: are the public API of named tuples. None of them mutates or leads to a frame or a module.
 READABLE_PRIVATE = frozenset(
-    {"__init__", "__post_init__", "__name__", "__qualname__", "__doc__",
-     "_asdict", "_replace", "_fields", "_make"}
+    {"__name__", "__qualname__", "__doc__", "_asdict", "_replace", "_fields", "_make"}
 )
+
+#: Read only as `super().__init__(...)`: everyday class code. Reading `__init__` off anything else
+#: would re-run a host object's initialiser on shared state (`json.__init__(...)`).
+SUPER_ONLY = frozenset({"__init__", "__post_init__"})
+
+
+def _is_bare_super(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and not node.args
+        and not node.keywords
+    )
+
 
 #: Dunder methods a snippet may define in a class body. They run as restricted code.
 DEFINABLE_DUNDERS = frozenset(
@@ -152,6 +165,10 @@ class SnippetPolicy(RestrictingNodeTransformer):
             return
         if allow_magic_methods and name in DEFINABLE_DUNDERS and node.col_offset != 0:
             return
+        if name == "super":
+            # `super().__init__` is the one way to read __init__; it must mean the builtin.
+            self._refuse(node, 'name "super" cannot be rebound')
+            return
         problem = _name_problem(name, "name")
         if problem:
             self._refuse(node, problem)
@@ -163,8 +180,8 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if isinstance(node.ctx, ast.Load):
             self.used_names[node.id] = True
-        if node.id in ("print", "printed") and isinstance(node.ctx, ast.Load):
-            return node
+            if node.id in ("print", "printed", "super"):
+                return node
         self.check_name(node, node.id)
         return node
 
@@ -173,8 +190,10 @@ class SnippetPolicy(RestrictingNodeTransformer):
         attr = node.attr
         if attr in INSPECT_ATTRIBUTES:
             self._refuse(node, f'attribute "{attr}" is not allowed: it exposes interpreter internals')
+        elif attr in SUPER_ONLY and isinstance(node.ctx, ast.Load) and not _is_bare_super(node.value):
+            self._refuse(node, f'attribute "{attr}" may only be read as super().{attr}(...)')
         elif attr.startswith("_") and attr != "_" and not (
-            attr in READABLE_PRIVATE and isinstance(node.ctx, ast.Load)
+            (attr in READABLE_PRIVATE or attr in SUPER_ONLY) and isinstance(node.ctx, ast.Load)
         ):
             self._refuse(node, f'attribute "{attr}" is not allowed: names starting with "_" are private')
         elif attr.endswith("__roles__"):

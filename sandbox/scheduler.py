@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any
 
-from .control import RunStopped
+from .control import RunStopped, stop
 
 
 class ToolCallError(Exception):
@@ -30,7 +30,16 @@ class ToolCallError(Exception):
         self.message = message
 
 
-class CallRequest:
+class _Uncopyable:
+    """Copying or pickling an internal object would walk host state; refuse it cleanly."""
+
+    __slots__ = ()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"'{type(self).__name__}' objects cannot be copied")
+
+
+class CallRequest(_Uncopyable):
     """One host call a task is waiting for (plain data)."""
 
     __slots__ = ("name", "args", "kwargs", "payload", "line")
@@ -43,14 +52,14 @@ class CallRequest:
         self.line = line
 
 
-class _Sleep:
+class _Sleep(_Uncopyable):
     __slots__ = ("delay",)
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
 
 
-class _Gather:
+class _Gather(_Uncopyable):
     __slots__ = ("awaitables", "return_exceptions")
 
     def __init__(self, awaitables: tuple[Any, ...], return_exceptions: bool) -> None:
@@ -58,7 +67,7 @@ class _Gather:
         self.return_exceptions = return_exceptions
 
 
-class _Awaitable:
+class _Awaitable(_Uncopyable):
     """Wraps one request; awaiting it yields the request to the scheduler."""
 
     __slots__ = ("_request",)
@@ -70,7 +79,7 @@ class _Awaitable:
         return (yield self._request)
 
 
-class PendingCall:
+class PendingCall(_Uncopyable):
     """What `tools.name(...)` returns: awaitable exactly once, with nothing else reachable."""
 
     __slots__ = ("_request", "_awaited")
@@ -100,8 +109,11 @@ def sleep(delay: float, result: Any = None) -> _Awaitable:
         raise TypeError("asyncio.sleep() needs a number of seconds")
     if math.isnan(delay):
         raise ValueError("asyncio.sleep() got NaN")
-    return _Awaitable(_Sleep(max(0.0, float(delay))))
+    # Longer than any run may last; the wall-time limit ends the run first.
+    return _Awaitable(_Sleep(min(max(0.0, float(delay)), MAX_SLEEP)))
 
+
+MAX_SLEEP = 1e6
 
 ASYNCIO_SHIM: dict[str, Any] = {"gather": gather, "sleep": sleep, "TimeoutError": TimeoutError}
 
@@ -151,6 +163,9 @@ class Scheduler:
         self.tasks: list[_Task] = []
         self.main: _Task | None = None
         self._seq = 0
+        #: Requests made by the host for this run. A snippet that drives a coroutine by hand
+        #: can see (and copy) a request; only the originals are ever dispatched.
+        self.issued: set[CallRequest] = set()
 
     def start(self, coro: Coroutine[Any, Any, Any]) -> None:
         self.main = self._spawn(coro, None, 0)
@@ -176,8 +191,8 @@ class Scheduler:
                     request = task.coro.send(value)
                 else:
                     request = task.coro.throw(exc)
-            except StopIteration as stop:
-                self._finish(task, stop.value, None)
+            except StopIteration as finished:
+                self._finish(task, finished.value, None)
                 continue
             except RunStopped:
                 raise
@@ -189,8 +204,12 @@ class Scheduler:
     def _dispatch(self, task: _Task, request: Any) -> None:
         kind = type(request)
         if kind is CallRequest:
+            if request not in self.issued:
+                self.ready.append((task, None, TypeError("this tool call was not made by the sandbox")))
+                return
+            self.issued.discard(request)
             if self.calls_issued >= self.max_calls:
-                raise RunStopped(
+                raise stop(
                     "call-limit",
                     f"the snippet made more than {self.max_calls} host calls; "
                     "batch the work or narrow it",

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from .guards import ReadOnly, RunGuards, attribute_problem
+from .guards import ReadOnly, RunGuards, attribute_problem, plain_name
 
 
 class ModuleShim(ReadOnly):
@@ -53,6 +53,12 @@ class ModuleShim(ReadOnly):
     __slots__ = ("_shim_name", "_shim_attrs")
 
     def __init__(self, name: str, attrs: Mapping[str, Any]) -> None:
+        try:
+            object.__getattribute__(self, "_shim_name")
+        except AttributeError:
+            pass
+        else:
+            raise TypeError("a module shim cannot be re-initialised")
         object.__setattr__(self, "_shim_name", name)
         object.__setattr__(self, "_shim_attrs", MappingProxyType(dict(attrs)))
 
@@ -102,12 +108,19 @@ def _checked_getter(factory: Callable[..., Any], what: str) -> Callable[..., Any
     """attrgetter/methodcaller take attribute names as data: check them like getattr does."""
 
     def make(*names: Any, **kwargs: Any) -> Any:
-        for name in names[:1] if what == "methodcaller" else names:
-            for part in str(name).split(".") if isinstance(name, str) else [name]:
-                problem = attribute_problem(part)
+        checked = list(names)
+        count = 1 if what == "methodcaller" else len(names)
+        for i in range(min(count, len(names))):
+            name = plain_name(names[i])
+            for part in name.split("."):
+                problem = attribute_problem(part) or (
+                    f'attribute "{part}" is not accessible through {what}'
+                    if part in ("format", "format_map") else None
+                )
                 if problem:
                     raise AttributeError(problem)
-        return factory(*names, **kwargs)
+            checked[i] = name
+        return factory(*checked, **kwargs)
 
     make.__name__ = what
     return make

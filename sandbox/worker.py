@@ -25,7 +25,7 @@ import sys
 import time
 from typing import Any
 
-from .control import RunStopped
+from .control import RunStopped, stop
 from .execution import Execution, cpu_time_message, memory_message, syntax_result, wall_time_message
 from .jsonvalue import dumps
 from .limits import Limits
@@ -181,10 +181,10 @@ def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int) -> Ru
         return RunResult(error=RunError("crashed", f"bad run request: {exc}"))
 
     def on_alarm(signum: int, frame: Any) -> None:
-        raise RunStopped("timeout", wall_time_message(limits.wall_time))
+        raise stop("timeout", wall_time_message(limits.wall_time))
 
     def on_cpu(signum: int, frame: Any) -> None:
-        raise RunStopped("timeout", cpu_time_message(limits.cpu_time))
+        raise stop("timeout", cpu_time_message(limits.cpu_time))
 
     execution: Execution | None = None
     try:
@@ -198,9 +198,9 @@ def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int) -> Ru
         except PolicyError as exc:
             return syntax_result(exc)
         return _drive(execution, channel)
-    except RunStopped as stop:
+    except RunStopped as stopped:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        return execution.failure(stop.to_error()) if execution else RunResult(error=stop.to_error())
+        return execution.failure(stopped.to_error()) if execution else RunResult(error=stopped.to_error())
     except MemoryError:
         signal.setitimer(signal.ITIMER_REAL, 0)
         gc.collect()
@@ -218,7 +218,7 @@ def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
     sched = execution.scheduler
     execution.start()
     while True:
-        sched.run_ready()
+        execution.step()
         if sched.main_done:
             signal.setitimer(signal.ITIMER_REAL, 0)
             # Checking the value recurses once per nesting level: give the host code its room back.
@@ -240,7 +240,7 @@ def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
             continue
         deadline = sched.next_deadline()
         if not sched.waiting and deadline is None:
-            raise RunStopped("exception", "the snippet awaits something that can never finish")
+            raise stop("exception", "the snippet awaits something that can never finish")
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         frame = channel.receive(timeout)
         while frame is not None:

@@ -37,7 +37,7 @@ def test_getattr_swaps_in_a_safe_format() -> None:
 
 
 def test_safe_format_blocks_traversal_but_allows_items_and_specs() -> None:
-    with pytest.raises(AttributeError, match='attribute "__globals__" is not accessible'):
+    with pytest.raises(AttributeError, match='attribute "__init__" is not accessible'):
         safe_format("{0.__init__.__globals__}", object())
     assert safe_format("{0[a]:>4}|{0[b]!r}", {"a": 1, "b": "x"}) == "   1|'x'"
     assert safe_format_map("{k.real}", {"k": 3}) == "3"

@@ -44,7 +44,7 @@ DUNDER = [
     pytest.param("c = getattr(1, '__class__')\nreturn str(c)", "exception",
                  ["AttributeError", '"__class__" is not accessible'], id="getattr-class"),
     pytest.param("import statistics\nm = getattr(statistics.mean, '__init__')\nG = getattr(getattr(m, '__self__'), '__globals__')\n" + READ,
-                 "exception", ["AttributeError", '"__self__" is not accessible'], id="getattr-init-self"),
+                 "exception", ["AttributeError", '"__init__" is not accessible'], id="getattr-init-self"),
     pytest.param("bases = type(1).mro()\nsubs = getattr(bases[-1], '__subclasses__')()\nreturn [str(s) for s in subs]",
                  "exception", ["AttributeError", '"__subclasses__" is not accessible'], id="type-mro-subclasses"),
     pytest.param("import statistics\nif not hasattr(statistics.mean, '__globals__'):\n    raise LookupError('hasattr said no')\nG = getattr(statistics.mean, '__globals__')\n" + READ,
@@ -114,28 +114,29 @@ STR_SUBCLASS = (
     "        return 'harmless'\n"
 )
 
+# Fixed: names are copied to plain `str` before they are checked and used.
 STR_SUBCLASS_HOLES = [
     pytest.param(STR_SUBCLASS + "import statistics\nG = getattr(statistics.mean, S('__globals__'))\n" + READ,
-                 id="getattr-str-subclass-startswith",
-                 marks=HOLE("guarded_getattr calls name.startswith(), which a str subclass overrides")),
+                 id="getattr-str-subclass-startswith"),
     pytest.param(STR_SUBCLASS + "import statistics\nif hasattr(statistics.mean, S('__globals__')):\n    G = getattr(statistics.mean, S('__globals__'))\n    " + READ + "\nraise LookupError('hasattr said no')",
-                 id="hasattr-str-subclass",
-                 marks=HOLE("guarded_hasattr has the same str-subclass bypass")),
+                 id="hasattr-str-subclass"),
     pytest.param(STR_SUBCLASS + "import operator, statistics\nG = operator.attrgetter(S('__globals__'))(statistics.mean)\n" + READ,
-                 id="attrgetter-str-subclass-__str__",
-                 marks=HOLE("_checked_getter checks str(name), which a str subclass's __str__ controls")),
+                 id="attrgetter-str-subclass-__str__"),
     pytest.param(STR_SUBCLASS + "import statistics\nB = getattr(statistics.mean, S('__globals__'))['__builtins__']\n"
                  "def gen():\n    yield 1\nfr = B['getattr'](gen(), 'gi_frame')\nG = B['getattr'](fr, 'f_globals')\n"
                  "return [str(k) for k in G] + [B['open'](SECRET_PATH).read()]",
-                 id="frame-via-real-getattr",
-                 marks=HOLE("the str-subclass bypass yields the real builtins, hence real getattr and frames")),
+                 id="frame-via-real-getattr"),
 ]
 
 
 @pytest.mark.parametrize("code", STR_SUBCLASS_HOLES)
 async def test_str_subclass_attribute_names(sb, code):
     result = await sb.run(code)
-    sb.assert_error(result, "exception", "AttributeError", "is not accessible")
+    if "hasattr" in code:  # hasattr answers False, so the snippet gives up
+        sb.assert_error(result, "exception", "LookupError", "hasattr said no")
+    else:
+        sb.assert_error(result, "exception", "AttributeError", "is not accessible")
+    assert sb.secret.token not in str(result)
 
 
 FORMAT = [
@@ -148,7 +149,7 @@ FORMAT = [
     pytest.param("return getattr(str, 'format')('{0.__class__}', 1)", ['"__class__" is not accessible'], id="getattr-str-format"),
     pytest.param("return type('x').format('{0.__class__}', 1)", ['"__class__" is not accessible'], id="type-str-format"),
     pytest.param("import statistics\nreturn '{a.__init__.__globals__}'.format_map({'a': statistics.mean})",
-                 ['"__globals__" is not accessible'], id="format_map-init-globals"),
+                 ['"__init__" is not accessible'], id="format_map-init-globals"),
     pytest.param("return str.format_map('{a.__class__}', {'a': 1})", ['"__class__" is not accessible'], id="str.format_map"),
     pytest.param("def g():\n    yield 1\nreturn '{0.gi_frame.f_globals}'.format(g())", [INTERNALS], id="format-gi_frame"),
     pytest.param("return '{0._request}'.format(tools.f())", ['"_request" is not accessible'], id="format-pending-call"),
@@ -171,16 +172,14 @@ async def test_string_template_does_not_traverse(sb):
     sb.assert_error(result, "exception", "ValueError", "Invalid placeholder")
 
 
+# Fixed: every str subclass gets the safe format; attrgetter/methodcaller refuse "format".
 REAL_FORMAT_HOLES = [
     pytest.param("class U(str):\n    pass\nimport statistics\nreturn U.format('{0.__globals__[sys].modules[os].environ[" + "CODEMODE_SECURITY_SECRET" + "]}', statistics.mean)",
-                 id="str-subclass-unbound-format",
-                 marks=HOLE("_getattr_ only swaps in the safe format for str itself, not subclasses: U.format is the real str.format")),
+                 id="str-subclass-unbound-format"),
     pytest.param("import operator, statistics\nf = operator.attrgetter('format')(str)\nreturn f('{0.__globals__[sys].modules[os].environ[CODEMODE_SECURITY_SECRET]}', statistics.mean)",
-                 id="attrgetter-format",
-                 marks=HOLE("operator.attrgetter('format') returns the real str.format")),
+                 id="attrgetter-format"),
     pytest.param("import operator, statistics\nf = operator.methodcaller('format', statistics.mean)\nreturn f('{0.__globals__[sys].modules[os].environ[CODEMODE_SECURITY_SECRET]}')",
-                 id="methodcaller-format",
-                 marks=HOLE("operator.methodcaller('format', ...) calls the real str.format")),
+                 id="methodcaller-format"),
 ]
 
 

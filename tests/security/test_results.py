@@ -92,7 +92,6 @@ raise Stop('cancelled', 'the host cancelled the run')
 
 
 @pytest.mark.parametrize("backend", ["worker", "inprocess"])
-@HOLE("a snippet can catch RunStopped, take its class and raise it with any kind and message ('cancelled', 'crashed', ...)")
 async def test_snippet_cannot_forge_error_kinds(sb, backend):
     result = await sb.run(FORGED_STOP, backend=backend, max_output=1024)
     assert result.error is not None
@@ -110,7 +109,7 @@ ARGS = [
     pytest.param("await tools.f(x=tools)", "TypeError", "Namespace is not JSON", id="namespace"),
     pytest.param("class A:\n    def __repr__(self):\n        raise SystemExit\nawait tools.f(A())", "TypeError", "A is not JSON", id="object"),
     pytest.param("await tools.f(x='y' * 5000)", "ValueError", "the limit is 1000", id="too-big"),
-    pytest.param("x = []\nfor i in range(1000):\n    x = [x]\nawait tools.f(x=x)", "TypeError", "nested deeper than 100", id="deep"),
+    pytest.param("x = []\nfor i in range(1000):\n    x = [x]\nawait tools.f(x=x)", "TypeError", "nested", id="deep"),
     pytest.param("import json\nawait tools.f(x=json.dumps)", "TypeError", "not JSON", id="host-function"),
 ]
 
@@ -119,11 +118,6 @@ ARGS = [
 @pytest.mark.parametrize(("code", "exc", "fragment"), ARGS)
 @pytest.mark.filterwarnings("ignore")
 async def test_binding_arguments_checked_before_the_host(request, sb, backend, code, exc, fragment):
-    if backend == "worker" and "range(1000)" in code:
-        request.applymarker(pytest.mark.xfail(
-            reason="HOLE (minor): in the worker, to_json_value on a deep argument hits the tight recursion "
-            "limit first: RecursionError 'while getting the str of an object' instead of 'nested deeper than 100'",
-            strict=True))
     result = await sb.run(code, backend=backend, max_call_bytes=1000)
     sb.assert_error(result, "exception", exc, fragment)
     assert sb.spy.calls == [], "the host binding was called"
@@ -153,19 +147,17 @@ class Weird:
 """
 
 
-@HOLE("coro.send() leaks CallRequest; a forged request reaches the in-process host binding with non-JSON arguments")
 async def test_forged_request_inprocess(sb):
     code = FORGE + "return await Await(Request('f', [Weird(), {1, 2}], {'z': float('nan')}, '[[],{}]', 1))"
     result = await sb.run(code, backend="inprocess")
-    sb.assert_error(result, "exception", "not JSON")
+    sb.assert_error(result, "exception", "TypeError", "not made by the sandbox")
     assert sb.spy.calls == [], f"host binding got {sb.spy.calls!r}"
 
 
-@HOLE("a forged CallRequest's payload goes into the worker's frame unchecked (max_call_bytes bypassed, JSON injection)")
 async def test_forged_request_worker(sb):
     code = FORGE + "return await Await(Request('f', [], {}, '[[\"' + 'y' * 50000 + '\"],{}]', 1))"
     result = await sb.run(code, max_call_bytes=1000)
-    sb.assert_error(result, "exception", "the limit is 1000")
+    sb.assert_error(result, "exception", "TypeError", "not made by the sandbox")
     assert sb.spy.calls == [], "host binding was called with a 50 KB argument"
 
 

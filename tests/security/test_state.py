@@ -89,31 +89,26 @@ INIT_REINIT = [
         "import json\njson.__init__('json', {'dumps': lambda *a, **k: 'PWNED'})\nreturn 1",
         "import sandbox.shims as s\nm = s._STATIC_SHIMS.get('json')\nstate = m.dumps([1]) if m is not None else None",
         id="reinit-shared-json-shim",
-        marks=HOLE("ModuleShim.__init__ re-initialises the process-wide static json shim: the next in-process run's json.dumps is the attacker's"),
     ),
     pytest.param(
         "import uuid\nuuid.NAMESPACE_DNS.__init__('12345678123456781234567812345678')\nreturn 1",
         "import uuid\nstate = str(uuid.NAMESPACE_DNS)",
         id="reinit-host-uuid-constant",
-        marks=HOLE("uuid.NAMESPACE_DNS is the host's own object; UUID.__init__ rewrites it in place"),
     ),
     pytest.param(
         "import string, collections\nstring.Template.__init__(collections.Counter, 'x')\nreturn 1",
         "import collections\nstate = sorted(k for k in vars(collections.Counter) if not k.startswith('_'))",
         id="init-as-setattr-gadget-on-host-class",
-        marks=HOLE("Template.__init__(Counter, ...) sets Counter.template: any Python __init__ is a setattr that skips _write_"),
     ),
     pytest.param(
         "import typing\ntyping.List.__init__(dict, (), name='List')\nreturn 1",
         "import typing\nstate = repr(typing.List.__origin__)",
         id="reinit-host-typing-alias",
-        marks=HOLE("typing.List.__init__ rewrites the host's typing.List: its __origin__ becomes dict for the whole host"),
     ),
     pytest.param(
         "import textwrap\ntextwrap.TextWrapper.__init__(textwrap.TextWrapper, width=3)\nreturn 1",
         "import textwrap\nstate = getattr(textwrap.TextWrapper, 'width', None)",
         id="init-sets-host-class-attributes",
-        marks=HOLE("TextWrapper.__init__(TextWrapper, ...) writes class attributes of a host class"),
     ),
 ]
 
@@ -122,16 +117,15 @@ INIT_REINIT = [
 def test_inprocess_host_state_untouched(isolated, code, check):
     report = isolated(code, check)
     assert not report["hung"]
-    # The snippet should be refused (it touches an object it does not own) ...
+    # The snippet is refused before it runs: `__init__` may only be read as `super().__init__` ...
     assert report["result"]["error"] is not None, report["result"]
-    assert report["result"]["error"]["kind"] == "exception"
-    assert "TypeError" in report["result"]["error"]["message"]
+    assert report["result"]["error"]["kind"] == "syntax"
+    assert "may only be read as super().__init__(...)" in report["result"]["error"]["message"]
     # ... and in any case the host and the next run must be untouched.
     assert report["after"] == report["before"]
     assert report["next"]["value"] == "[1]"
 
 
-@HOLE("decimal arithmetic sets flags in the host thread's decimal context (in-process)")
 def test_inprocess_decimal_context_untouched(isolated):
     report = isolated(
         "import decimal\nx = decimal.Decimal(1) / decimal.Decimal(3)\nreturn str(x)[:4]",
@@ -143,10 +137,9 @@ def test_inprocess_decimal_context_untouched(isolated):
 
 async def test_worker_reinit_of_shim_does_not_outlive_the_run(sb):
     poisoned = await sb.run("import json\njson.__init__('json', {'dumps': lambda *a, **k: 'PWNED'})\nreturn json.dumps(1)")
-    # The guard lets this through (see the in-process hole); the single-use worker contains it.
     following = await sb.run("import json\nreturn json.dumps([1])")
     assert following.ok and following.value == "[1]"
-    assert poisoned.error is not None or poisoned.value == "PWNED"
+    assert poisoned.error is not None and poisoned.error.kind == "syntax"
 
 
 LEAKS = [
