@@ -1,12 +1,10 @@
 """codemode.mcp: MCP in both directions, on the official ``mcp`` SDK.
 
 Upstream, ``McpProvider`` turns the tools of configured MCP servers into registry tools (so every
-call takes the registry pipeline); downstream, ``serve`` offers a ``CodeMode`` as an MCP server
+call takes the registry pipeline); downstream, ``build_server`` offers a ``CodeMode`` as an MCP server
 with one tool, ``run_code``. Dependencies point one way: this package imports ``codemode`` and
 ``mcp``; nothing in ``codemode`` outside it imports ``mcp``.
 """
-
-from __future__ import annotations
 
 from .cli import (
     add_mcp_config_option,

@@ -7,7 +7,7 @@ import time
 
 import anyio
 import pytest
-from mcpkit import FAST, UPSTREAM, server_entry
+from mcpkit import FAST, server_entry
 
 import sdk_gen
 from codemode import CodeMode, Registry, ToolCall, deny
@@ -174,5 +174,18 @@ async def test_close_stops_the_processes_and_later_calls_fail_cleanly(upstream) 
         await server.call("add", {"a": 1, "b": 1})
 
 
-def test_upstream_script_exists() -> None:
-    assert UPSTREAM.endswith("upstream_server.py")
+
+
+async def test_a_server_that_died_while_idle_restarts_without_an_error(upstream) -> None:
+    import os
+    import signal
+
+    registry, provider = upstream
+    first = (await registry.execute(ToolCall("a", "up__pid", {}))).value["result"]
+    os.kill(first, signal.SIGKILL)
+    with anyio.fail_after(5):
+        while provider.servers["up"]._conn.usable():
+            await anyio.sleep(0.02)
+    again = await registry.execute(ToolCall("b", "up__pid", {}))
+    assert not again.is_error and again.value["result"] != first
+    assert provider.servers["up"].starts == 2
