@@ -291,7 +291,7 @@ class UpstreamServer:
                 ),
             ) from None
         except MCPError as exc:
-            raise self._translate(exc, conn, client, "tools/list", self.limits.connect_timeout) from exc
+            raise self._translate(exc, conn, "tools/list") from exc
         return tools
 
     async def call(self, tool: str, arguments: dict[str, Any], *, name: str | None = None) -> types.CallToolResult:
@@ -306,7 +306,7 @@ class UpstreamServer:
             with anyio.fail_after(timeout + self.limits.ping_timeout):
                 return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
-            error = self._translate(exc, conn, client, shown, timeout)
+            error = self._translate(exc, conn, shown)
             if isinstance(error, UpstreamTimeout):
                 error = await self._timed_out(conn, client, shown, timeout)
             raise error from exc
@@ -318,14 +318,13 @@ class UpstreamServer:
                 self.name, shown, m.UPSTREAM_INVALID.format(server=self.name, name=shown, detail=detail)
             ) from exc
 
-    def _translate(
-        self, exc: MCPError, conn: _Connection | None, client: Client, name: str, timeout: float
-    ) -> UpstreamError:
+    def _translate(self, exc: MCPError, conn: _Connection | None, name: str) -> UpstreamError:
+        """A JSON-RPC error as the failure it means; a time-out is settled by ``_timed_out``."""
         if exc.code == CONNECTION_CLOSED:
             self._broken(conn)
             return UpstreamCrashed(self.name, name, m.UPSTREAM_CRASHED.format(server=self.name, name=name))
         if exc.code == REQUEST_TIMEOUT:
-            return UpstreamTimeout(self.name, name, "", hung=False)  # decided by _timed_out
+            return UpstreamTimeout(self.name, name, exc.message, hung=False)
         return UpstreamRefused(self.name, name, m.UPSTREAM_REFUSED.format(server=self.name, name=name, message=exc.message))
 
     async def _timed_out(self, conn: _Connection | None, client: Client, name: str, timeout: float) -> UpstreamTimeout:

@@ -150,3 +150,24 @@ def test_build_server_checks_its_arguments() -> None:
     mode.close()
     with pytest.raises(ValueError, match="no run_code"):
         build_server(mode)
+
+
+async def test_streamable_http_upstream_is_imported_and_called() -> None:
+    """codemode's own HTTP server, used as an upstream over a real streamable HTTP session."""
+    from codemode.mcp import McpProvider, parse_config
+
+    inner = Registry(mode="code")
+    for definition in _pictures():
+        inner.register(definition)
+    server = build_server(CodeMode(inner, backend="inprocess"))
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(serve_http, server, "127.0.0.1", 0)
+        outer = Registry()
+        config = parse_config({"mcpServers": {"cm": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}})
+        async with McpProvider(config, limits=FAST) as provider:
+            assert await provider.register(outer) == ["cm__run_code"]
+            result = await outer.execute(ToolCall("h", "cm__run_code", {"code": "print(1 + 1)", "description": "Add"}))
+            assert not result.is_error and result.text == "2"
+            failed = await outer.execute(ToolCall("i", "cm__run_code", {"code": "1/0", "description": "Divide"}))
+            assert failed.is_error and failed.text.startswith("Error: code run failed (exception)")
+        tg.cancel_scope.cancel()
