@@ -28,13 +28,13 @@ from ..bridge import RUN_CODE
 from ..calls import ToolCall
 from ..frozen import thaw
 from . import messages as m
+from .options import DEFAULT_MAX_CONCURRENT
 from .tools import to_mcp_content
 
 __all__ = ["DEFAULT_MAX_CONCURRENT", "SDK_URI", "CodeModeLike", "build_server", "serve_http", "serve_stdio"]
 
 logger = logging.getLogger("codemode.mcp")
 
-DEFAULT_MAX_CONCURRENT = 4
 SDK_URI = "codemode://sdk"
 SDK_MIME = "text/x-python"
 SERVER_NAME = "codemode"

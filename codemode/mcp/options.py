@@ -1,0 +1,68 @@
+"""The ``--mcp-config`` and ``mcp serve`` command-line options, importable without the SDK.
+
+``codemode/cli.py`` builds its parser on every invocation, so this module imports nothing from
+``mcp``: the SDK loads only when a command actually uses an MCP option.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from .config import DEFAULT_UPSTREAM_LIMITS
+
+__all__ = ["DEFAULT_MAX_CONCURRENT", "LOOPBACK", "add_mcp_config_option", "add_mcp_parser", "parse_http"]
+
+DEFAULT_MAX_CONCURRENT = 4
+LOOPBACK = "127.0.0.1"
+
+
+def add_mcp_config_option(parser: argparse.ArgumentParser) -> None:
+    """``--mcp-config FILE`` (repeatable) and ``--mcp-timeout S`` on a subcommand."""
+    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
+                        help='an MCP client configuration ({"mcpServers": ...}); its servers\' tools load as <server>__<tool>')
+    parser.add_argument("--mcp-timeout", type=float, metavar="S",
+                        help=f"seconds per upstream MCP tool call (default {DEFAULT_UPSTREAM_LIMITS.call_timeout:g})")
+
+
+def parse_http(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` (loopback), ``[::1]:PORT``; raises ``ValueError``."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = "", value
+    host = host.strip("[]") or LOOPBACK
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--http expects HOST:PORT with a port from 0 to 65535, got {value!r}")
+    return host, int(port)
+
+
+def add_mcp_parser(
+    subparsers: Any, loading: Callable[[argparse.ArgumentParser], None] | None = None
+) -> argparse.ArgumentParser:
+    """Add ``mcp serve`` to the CLI's subparsers; ``loading`` adds ``--tools``/``--root`` (the
+    CLI's own helper), else this module adds equivalent options. Returns the ``serve`` parser."""
+    mcp = subparsers.add_parser("mcp", help="MCP: serve Code Mode to MCP clients")
+    sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    serve = sub.add_parser("serve", help="serve run_code over MCP (stdio, or --http)")
+    if loading is not None:
+        loading(serve)
+    else:
+        serve.add_argument("--tools", action="append", default=[], metavar="SPEC",
+                           help="module path or .py file with apply(registry); repeatable (default: workspace tools)")
+        serve.add_argument("--root", default=".", metavar="DIR", help="workspace root (default: .)")
+        serve.add_argument("--allow-write", action="store_true", help="add write_file and edit_file")
+    if not any("--mcp-config" in a.option_strings for a in serve._actions):
+        add_mcp_config_option(serve)
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio (host default 127.0.0.1)")
+    serve.add_argument("--max-concurrent", type=int, default=DEFAULT_MAX_CONCURRENT, metavar="N",
+                       help=f"run_code calls run at once (default {DEFAULT_MAX_CONCURRENT})")
+    serve.add_argument("--backend", choices=("worker", "inprocess"), default="worker")
+    serve.add_argument("--timeout", type=float, metavar="S", help="wall-time limit per run in seconds")
+    serve.add_argument("--memory", type=int, metavar="MIB", help="memory limit per run in MiB")
+    serve.add_argument("--max-tool-calls", type=int, metavar="N", help="sub-calls per run")
+    serve.add_argument("--max-parallel", type=int, default=10, metavar="N",
+                       help="concurrent concurrency-safe sub-calls per run (default 10)")
+    return serve
+
+
