@@ -33,8 +33,21 @@ from .policy import PolicyError
 from .protocol import BlockingChannel, ChannelClosed, encode
 from .result import RunError, RunResult
 
-#: Open-file limit inside a run: stdio and the channel are already open; nothing else may be.
-RUN_NOFILE = 8
+#: The channel's descriptor in a worker, right after stdio.
+CHANNEL_FD = 3
+#: Open-file limit inside a run: stdio and the channel are open, and no new descriptor (file,
+#: socket, pipe) can be made at all.
+RUN_NOFILE = CHANNEL_FD + 1
+#: Workers that start as root switch to a uid of their own (this base plus their pid), so an
+#: escape could not signal or trace the host or another worker.
+UID_BASE = 2_000_000_000
+
+#: Codecs, hash constructors and time zone data load lazily on first use; a confined worker
+#: can no longer load anything, so the template loads them first.
+_WARM_ENCODINGS = (
+    "ascii", "latin-1", "utf-8", "utf-8-sig", "utf-16", "utf-32", "cp1252", "cp437",
+    "iso8859-15", "idna", "unicode_escape", "raw_unicode_escape", "mac-roman",
+)
 #: After the wall-clock timer first fires, it fires again this often until the run ends.
 TIMER_REPEAT = 0.05
 #: Frames of worker code between `_run` and the snippet body, added to its recursion budget.
@@ -66,10 +79,23 @@ def _warm_up(code: str = _WARM_UP_CODE) -> None:
     execution.result()
 
 
-def template_main(ctrl_fd: int) -> None:
+def _warm_lazy_loads() -> None:
+    import datetime
+    import hashlib
+
+    for name in sorted(hashlib.algorithms_guaranteed):
+        hashlib.new(name, b"x")
+    for encoding in _WARM_ENCODINGS:
+        "x".encode(encoding).decode(encoding)
+    time.localtime()
+    datetime.datetime.now().astimezone()
+
+
+def template_main(ctrl_fd: int, jail: str = "") -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    _warm_lazy_loads()
     _warm_up()
     gc.collect()
     gc.freeze()
@@ -84,10 +110,10 @@ def template_main(ctrl_fd: int) -> None:
         if not message:
             os._exit(0)
         for fd in fds:
-            _spawn(fd, ctrl_fd)
+            _spawn(fd, ctrl_fd, jail)
 
 
-def _spawn(fd: int, ctrl_fd: int) -> None:
+def _spawn(fd: int, ctrl_fd: int, jail: str) -> None:
     try:
         pid = os.fork()
     except OSError:
@@ -96,7 +122,7 @@ def _spawn(fd: int, ctrl_fd: int) -> None:
         return
     if pid == 0:
         try:
-            _child_main(fd, ctrl_fd)
+            _child_main(fd, ctrl_fd, jail)
         finally:
             os._exit(1)
     try:
@@ -114,16 +140,19 @@ def _try_write(fd: int, data: bytes) -> None:
         pass
 
 
-def _child_main(fd: int, ctrl_fd: int) -> None:
+def _child_main(fd: int, ctrl_fd: int, jail: str) -> None:
     os.setpgid(0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.close(ctrl_fd)
     os.closerange(3, fd)
     os.closerange(fd + 1, 1 << 16)
-    channel = BlockingChannel(socket.socket(fileno=fd))
+    if fd != CHANNEL_FD:
+        os.dup2(fd, CHANNEL_FD)
+        os.close(fd)
+    channel = BlockingChannel(socket.socket(fileno=CHANNEL_FD))
     baseline = _address_space()
-    _apply_static_rlimits()
     _warm_up("x = [i for i in range(3)]\nprint(f'{x}')\nreturn {'a': x}")
+    _confine(jail)
     try:
         message = channel.receive()
     except (ChannelClosed, OSError):
@@ -139,12 +168,22 @@ def _child_main(fd: int, ctrl_fd: int) -> None:
     os._exit(0)
 
 
-def _apply_static_rlimits() -> None:
-    """Limits that do not depend on the run, set while the child waits."""
+def _confine(jail: str) -> None:
+    """Second line of defence, for code that got past the policy and guards: no new file
+    descriptors (so no files, sockets or pipes), no files written, no child processes, no core
+    dumps; and, when started as root, an empty root directory and a uid of its own, so nothing
+    of the host's filesystem is visible and no host process can be signalled."""
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (RUN_NOFILE, RUN_NOFILE))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if jail and os.geteuid() == 0:
+        os.chroot(jail)
+        os.chdir("/")
+        uid = UID_BASE + os.getpid()
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
 
 
 def _address_space() -> int:

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Mapping
@@ -43,7 +44,7 @@ FRAME_SLACK = 64 * 1024
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[2]); "
-    "from sandbox.worker import template_main; template_main(int(sys.argv[1]))"
+    "from sandbox.worker import template_main; template_main(int(sys.argv[1]), sys.argv[3])"
 )
 
 CRASHED_MESSAGE = (
@@ -92,8 +93,10 @@ class _Template:
     def __init__(self) -> None:
         host_end, template_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         root = str(Path(__file__).resolve().parent.parent)
+        # An empty directory that root-started workers chroot into; removed with the template.
+        self.jail = tempfile.mkdtemp(prefix="codemode-jail-") if os.geteuid() == 0 else ""
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT, str(template_end.fileno()), root],
+            [sys.executable, "-I", "-c", _BOOT, str(template_end.fileno()), root, self.jail],
             pass_fds=(template_end.fileno(),),
             env={},
             cwd="/",
@@ -124,6 +127,11 @@ class _Template:
                 self.process.wait(timeout=5)
             except subprocess.TimeoutExpired:  # pragma: no cover
                 pass
+            if self.jail:
+                try:
+                    os.rmdir(self.jail)
+                except OSError:
+                    pass
 
 
 class _Worker:

@@ -39,6 +39,10 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
             seen["environ"] = Path(f"/proc/{pid}/environ").read_bytes()
             seen["fds"] = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
             seen["limits"] = _limits(pid)
+            seen["uids"] = Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split("\n")[0].split()
+            seen["root"] = os.readlink(f"/proc/{pid}/root")
+            seen["jail"] = runtime._template.jail
+            seen["jail_entries"] = os.listdir(runtime._template.jail) if runtime._template.jail else None
             seen["template_environ"] = Path(f"/proc/{runtime._template.process.pid}/environ").read_bytes()
 
         result = None
@@ -60,10 +64,17 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
     assert set(fds) >= {0, 1, 2}
     assert all(fds[i] == "/dev/null" for i in (0, 1, 2)), fds
     others = {fd: target for fd, target in fds.items() if fd > 2}
-    assert len(others) == 1 and next(iter(others.values())).startswith("socket:"), fds
+    assert list(others) == [3] and others[3].startswith("socket:"), fds
     lim = seen["limits"]
     assert lim["Max file size"] == ("0", "0")
-    assert lim["Max open files"] == ("8", "8")
+    # stdio and the channel are descriptors 0-3: no new descriptor (file, socket) can be made.
+    assert lim["Max open files"] == ("4", "4")
+    if os.geteuid() == 0:
+        # Root-started workers run chrooted in an empty directory, under a uid of their own.
+        assert seen["root"] == seen["jail"] and seen["jail_entries"] == []
+        assert not Path(str(seen["jail"])).exists()  # removed with the runtime
+        expected_uid = str(2_000_000_000 + seen["pid"])
+        assert seen["uids"] == [expected_uid] * 4, seen["uids"]
     assert lim["Max processes"] == ("0", "0")
     assert lim["Max core file size"] == ("0", "0")
     soft_as = int(lim["Max address space"][0])
@@ -81,3 +92,60 @@ async def test_worker_is_single_use(sb):
         assert result.ok
         pids.append(result.value)
     assert len(set(pids)) == 3
+
+
+def test_confinement_makes_an_escape_harmless(tmp_path):
+    """Suppose code got past the policy and guards with the real `os`: the worker's own
+    confinement (no new descriptors, no processes, an empty root and a uid of its own when
+    started as root) still stops it from reading files, opening sockets, forking or
+    signalling the host."""
+    import json
+    import socket
+    import tempfile
+
+    from sandbox.worker import CHANNEL_FD, _confine
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret")
+    jail = tempfile.mkdtemp(prefix="codemode-jail-test-") if os.geteuid() == 0 else ""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the "escaped" worker
+        try:
+            os.dup2(write_end, CHANNEL_FD)
+            os.closerange(CHANNEL_FD + 1, 1 << 16)
+            host = os.getppid()
+            _confine(jail)
+            report = {}
+            for name, attempt in [
+                ("read", lambda: open(str(secret)).read()),
+                ("write", lambda: open("/tmp/escaped.txt", "w").write("x")),
+                ("socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
+                ("fork", lambda: os.fork()),
+                ("signal-host", lambda: os.kill(host, 0)),
+            ]:
+                try:
+                    outcome = attempt()
+                    report[name] = f"SUCCEEDED {outcome!r}"
+                    if name == "fork" and outcome == 0:
+                        os._exit(0)
+                except OSError as exc:
+                    report[name] = type(exc).__name__
+            os.write(CHANNEL_FD, json.dumps(report).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    data = b""
+    while chunk := os.read(read_end, 4096):
+        data += chunk
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    if jail:
+        os.rmdir(jail)
+    report = json.loads(data)
+    assert not any(v.startswith("SUCCEEDED") for k, v in report.items() if k != "signal-host"), report
+    assert "top secret" not in data.decode()
+    assert not Path("/tmp/escaped.txt").exists()
+    if os.geteuid() == 0:
+        # Only a host running as root can give workers a uid of their own; then even signals fail.
+        assert report["signal-host"] == "PermissionError", report
