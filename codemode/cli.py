@@ -7,6 +7,11 @@
     codemode sdk   [--tools SPEC]... [--root DIR] [--hash]
     codemode tools [--tools SPEC]... [--root DIR]
     codemode check FILE|- [--tools SPEC]... [--root DIR]
+    codemode mcp serve [--tools SPEC]... [--root DIR] [--mcp-config FILE]... [--http HOST:PORT]
+                       [--max-concurrent N] [--timeout S] [--memory MIB] [--max-tool-calls N]
+
+Every command takes ``--mcp-config FILE`` (repeatable, ``{"mcpServers": ...}``) and
+``--mcp-timeout S``: the servers' tools load as ``<server>__<tool>`` (see docs/mcp.md).
 
 Exit codes: 0 success, 1 the run (or check) failed, 2 usage or configuration error. Without
 ``--tools``, the built-in workspace tools load, confined to ``--root``. The snippet runs as a
@@ -37,6 +42,8 @@ from .pipeline import DispatchGate
 from .registry import Registry
 from .workspace import register_workspace
 
+# codemode.mcp's options import without the mcp SDK; the SDK loads only with --mcp-config or mcp serve.
+
 __all__ = ["main"]
 
 EXIT_OK = 0
@@ -63,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="module path or .py file with apply(registry); repeatable (default: workspace tools)")
         p.add_argument("--root", default=".", metavar="DIR", help="workspace root (default: .)")
         p.add_argument("--allow-write", action="store_true", help="add write_file and edit_file")
+        from .mcp import add_mcp_config_option
+
+        add_mcp_config_option(p)
 
     run = sub.add_parser("run", help="run a snippet file ('-' for stdin)")
     run.add_argument("file")
@@ -90,6 +100,10 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run only the pre-flight check on a snippet file")
     check.add_argument("file")
     loading(check)
+
+    from .mcp import add_mcp_parser
+
+    add_mcp_parser(sub, loading)
     return parser
 
 
@@ -241,6 +255,14 @@ async def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: 
     name, code = _source(args.file, stdin)
     limits = _limits(args)
     registry = _registry(args)
+    async with _mcp_tools(args, registry, stderr):
+        return await _run_loaded(args, registry, name, code, limits, stdout, stderr)
+
+
+async def _run_loaded(
+    args: argparse.Namespace, registry: Registry, name: str, code: str, limits: sandbox.Limits,
+    stdout: TextIO, stderr: TextIO,
+) -> int:
     executor = ReplayExecutor.load(args.replay) if args.replay else None
     try:
         mode = CodeMode(
@@ -293,28 +315,53 @@ async def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: 
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def _sdk(args: argparse.Namespace, stdout: TextIO) -> int:
-    mode = CodeMode(_registry(args), backend="inprocess")
-    sdk = mode.sdk()
-    stdout.write((sdk.sdk_hash if args.hash else sdk.text) + "\n")
-    return EXIT_OK
+def _mcp_tools(args: argparse.Namespace, registry: Registry, stderr: TextIO) -> Any:
+    """The ``--mcp-config`` tools for an ``async with`` block (a no-op without the option)."""
+    from .mcp.cli import mcp_tools, upstream_limits  # loads the SDK
+
+    limits = upstream_limits(args.mcp_timeout)
+    return mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr)
 
 
-def _tools(args: argparse.Namespace, stdout: TextIO) -> int:
+def _with_mcp(args: argparse.Namespace, registry: Registry, fn: Any, stderr: TextIO) -> Any:
+    if not args.mcp_config:
+        return fn()
+    from .mcp.cli import with_mcp_tools
+
+    return with_mcp_tools(args, registry, fn, stderr=stderr)
+
+
+def _sdk(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     registry = _registry(args)
-    for definition in registry.visible():
-        first = definition.description.strip().splitlines()[0] if definition.description.strip() else ""
-        safe = " [concurrency-safe]" if definition.concurrency_safe is True else ""
-        stdout.write(f"{definition.name}: {first}{safe}\n")
-    return EXIT_OK
+
+    def show() -> int:
+        sdk = CodeMode(registry, backend="inprocess").sdk()
+        stdout.write((sdk.sdk_hash if args.hash else sdk.text) + "\n")
+        return EXIT_OK
+
+    return _with_mcp(args, registry, show, stderr)
 
 
-def _check(args: argparse.Namespace, stdout: TextIO, stdin: TextIO) -> int:
+def _tools(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    registry = _registry(args)
+
+    def show() -> int:
+        for definition in registry.visible():
+            first = definition.description.strip().splitlines()[0] if definition.description.strip() else ""
+            safe = " [concurrency-safe]" if definition.concurrency_safe is True else ""
+            stdout.write(f"{definition.name}: {first}{safe}\n")
+        return EXIT_OK
+
+    return _with_mcp(args, registry, show, stderr)
+
+
+def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO) -> int:
     import sdk_gen
 
     name, code = _source(args.file, stdin)
-    mode = CodeMode(_registry(args), backend="inprocess")
-    diagnostics = sdk_gen.check(code, mode.sdk())
+    registry = _registry(args)
+    sdk = _with_mcp(args, registry, lambda: CodeMode(registry, backend="inprocess").sdk(), stderr)
+    diagnostics = sdk_gen.check(code, sdk)
     for d in diagnostics:
         stdout.write(f"{name}:{d.line}:{d.col}: {d.code}: {d.message}\n")
     if not diagnostics:
@@ -342,11 +389,15 @@ def main(
         if args.command == "run":
             return anyio.run(_run, args, out, err, inp)
         if args.command == "sdk":
-            return _sdk(args, out)
+            return _sdk(args, out, err)
         if args.command == "tools":
-            return _tools(args, out)
-        return _check(args, out, inp)
-    except UsageError as exc:
+            return _tools(args, out, err)
+        if args.command == "mcp":
+            from .mcp.cli import mcp_serve_main
+
+            return mcp_serve_main(args, registry=_registry(args), stderr=err)
+        return _check(args, out, err, inp)
+    except (UsageError, CodemodeError) as exc:  # CodemodeError: a bad --mcp-config file
         err.write(f"codemode: error: {exc}\n")
         return EXIT_USAGE
 

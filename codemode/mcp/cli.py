@@ -75,7 +75,7 @@ def _servers(paths: Sequence[str]) -> list[ServerConfig]:
     return out
 
 
-def _upstream_limits(timeout: float | None) -> UpstreamLimits:
+def upstream_limits(timeout: float | None) -> UpstreamLimits:
     if timeout is None:
         return DEFAULT_UPSTREAM_LIMITS
     try:
@@ -139,7 +139,7 @@ def with_mcp_tools(args: argparse.Namespace, registry: Registry, fn: Callable[[]
     paths = getattr(args, "mcp_config", None)
     if not paths:
         return fn()
-    limits = _upstream_limits(getattr(args, "mcp_timeout", None))
+    limits = upstream_limits(getattr(args, "mcp_timeout", None))
 
     async def go() -> T:
         async with mcp_tools(registry, paths, limits=limits, stderr=stderr):
@@ -175,7 +175,7 @@ def _default_registry(args: argparse.Namespace) -> Registry:
 
 async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -> None:
     address = parse_http(args.http) if args.http else None
-    limits = _upstream_limits(args.mcp_timeout)
+    limits = upstream_limits(args.mcp_timeout)
     run_limits = _run_limits(args)
     async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr):
         mode = CodeMode(
