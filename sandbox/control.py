@@ -8,6 +8,7 @@ ticks, the worker's repeating timer), and the worker backend kills the process a
 from __future__ import annotations
 
 import anyio
+from anyio.abc import TaskGroup
 
 from .result import ErrorKind, RunError
 
@@ -57,3 +58,26 @@ class RunController:
 
     async def wait(self) -> None:
         await self._event.wait()
+
+
+def cancel_on(controller: RunController | None, tg: TaskGroup) -> None:
+    """Cancel `tg` when the host cancels the run through `controller`."""
+    if controller is None:
+        return
+
+    async def watch() -> None:
+        await controller.wait()
+        tg.cancel_scope.cancel()
+
+    tg.start_soon(watch)
+
+
+def interruption(controller: RunController | None, timed_out: bool, timeout_message: str,
+                 otherwise: str) -> RunError:
+    """Why a run that produced no result of its own ended: the host cancelled it, its wall time
+    ran out, or (`otherwise`) something went wrong."""
+    if controller is not None and controller.cancelled:
+        return RunError("cancelled", f"the run was cancelled: {controller.reason}")
+    if timed_out:
+        return RunError("timeout", timeout_message)
+    return RunError("crashed", otherwise)

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 
 import anyio
 
-from .control import RunController, RunStopped, stop
+from .control import RunController, RunStopped, cancel_on, interruption, stop
 from .execution import Execution, syntax_result, wall_time_message
 from .host import Bindings, invoke
 from .limits import Limits
 from .policy import PolicyError
-from .result import RunError, RunResult
+from .result import RunResult
 
 
 class InProcessRuntime:
@@ -57,22 +57,16 @@ class InProcessRuntime:
                 return execution.result()
             with anyio.move_on_after(limits.wall_time) as deadline:
                 async with anyio.create_task_group() as tg:
-                    if controller is not None:
-                        async def watch() -> None:
-                            await controller.wait()
-                            tg.cancel_scope.cancel()
-                        tg.start_soon(watch)
+                    cancel_on(controller, tg)
                     try:
                         outcome = await _drive(execution, bindings, tg)
                     finally:
                         tg.cancel_scope.cancel()
             if outcome is None:
-                if controller is not None and controller.cancelled:
-                    outcome = execution.failure(RunError("cancelled", f"the run was cancelled: {controller.reason}"))
-                elif deadline.cancelled_caught:
-                    outcome = execution.failure(RunError("timeout", wall_time_message(limits.wall_time)))
-                else:  # pragma: no cover - the drive loop always sets an outcome
-                    outcome = execution.failure(RunError("crashed", "the run ended without a result"))
+                outcome = execution.failure(interruption(
+                    controller, deadline.cancelled_caught, wall_time_message(limits.wall_time),
+                    "the run ended without a result",
+                ))
             return outcome
         finally:
             sched.close()

@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from .control import RunController
+from .control import RunController, cancel_on, interruption
 from .execution import wall_time_message
 from .host import Bindings, invoke
 from .jsonvalue import dumps
@@ -279,20 +279,15 @@ class WorkerRuntime:
             result: RunResult | None = None
             with anyio.move_on_after(limits.wall_time + KILL_GRACE) as deadline:
                 async with anyio.create_task_group() as tg:
-                    if controller is not None:
-                        async def watch() -> None:
-                            await controller.wait()
-                            tg.cancel_scope.cancel()
-                        tg.start_soon(watch)
+                    cancel_on(controller, tg)
                     result = await session.serve(tg)
                     tg.cancel_scope.cancel()
             if result is not None:
                 return result
-            if controller is not None and controller.cancelled:
-                return RunResult(error=RunError("cancelled", f"the run was cancelled: {controller.reason}"))
-            if deadline.cancelled_caught:
-                return RunResult(error=RunError("timeout", wall_time_message(limits.wall_time) + "; its output is lost"))
-            return RunResult(error=RunError("crashed", CRASHED_MESSAGE))  # pragma: no cover
+            return RunResult(error=interruption(
+                controller, deadline.cancelled_caught,
+                wall_time_message(limits.wall_time) + "; its output is lost", CRASHED_MESSAGE,
+            ))
         finally:
             worker.kill()
             stream.close()
