@@ -275,6 +275,40 @@ async def test_forged_sleep_is_a_snippet_error(sb, backend):
     sb.assert_error(result, "exception", "TypeError")
 
 
+FORGED_GATHER = """
+import asyncio
+async def g():
+    await asyncio.gather()
+c = g()
+r = c.send(None)
+c.close()
+Gather = type(r)
+Await = type(asyncio.sleep(0))
+async def one():
+    return 1
+class Lie:
+    def __len__(self):
+        return 0
+    def __bool__(self):
+        return True
+    def __iter__(self):
+        return iter([one(), one()])
+return await Await(Gather(Lie(), False))
+"""
+
+
+@HOLE("a forged scheduler _Gather whose awaitables lie about len() makes _finish raise "
+      "IndexError in the scheduler: in-process sandbox.run raises, the worker reports 'crashed'")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_forged_gather_is_a_snippet_error(sb, backend):
+    try:
+        result = await sb.run(FORGED_GATHER, backend=backend)
+    except Exception as exc:
+        pytest.fail(f"sandbox.run raised {type(exc).__name__}: {exc}")
+    assert result.error is not None and result.error.kind == "exception", result
+    sb.assert_no_leak(result)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_forged_negative_sleep_is_harmless(sb, backend):
     result = await sb.run(FORGED_SLEEP.replace("DELAY", "-1e9"), backend=backend)
