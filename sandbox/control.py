@@ -24,6 +24,12 @@ class RunStopped(BaseException):
     def __init__(self, *args: object) -> None:
         raise TypeError("RunStopped cannot be created in a snippet")
 
+    def __setattr__(self, name: str, value: object) -> None:
+        raise TypeError("RunStopped cannot be changed")
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError("RunStopped cannot be changed")
+
     def to_error(self) -> RunError:
         return RunError(self.kind, self.message)
 
@@ -31,8 +37,8 @@ class RunStopped(BaseException):
 def stop(kind: ErrorKind, message: str) -> RunStopped:
     """A `RunStopped` for the host's own use."""
     exc = RunStopped.__new__(RunStopped, message)
-    exc.kind = kind
-    exc.message = message
+    BaseException.__setattr__(exc, "kind", kind)
+    BaseException.__setattr__(exc, "message", message)
     return exc
 
 

@@ -21,11 +21,24 @@ from .namespace import check_call_size, make_namespace
 from .output import Output
 from .policy import ENTRY_POINT, FILENAME, PolicyError, compile_snippet
 from .result import RunError, RunResult
-from .scheduler import ASYNCIO_SHIM, CallRequest, PendingCall, Scheduler, ToolCallError
+from .scheduler import (
+    ASYNCIO_SHIM,
+    CallRequest,
+    PendingCall,
+    Scheduler,
+    ToolCallError,
+    make_pending,
+)
 from .shims import ShimSet, make_import
 
 AWAIT_HINT = "hint: a tool call must be awaited: write `await {label}.name(...)`"
 TICK_CHECK_EVERY = 4096
+#: Warnings about un-awaited calls are capped like output: a handful, then a count.
+MAX_AWAIT_WARNINGS = 5
+#: Exception text beyond this many characters is cut (it is read by a model).
+MAX_EXCEPTION_TEXT = 2000
+#: Consecutive identical traceback frames shown before they are summarised.
+MAX_REPEATED_FRAMES = 3
 
 
 class Budget:
@@ -131,7 +144,7 @@ class Execution:
     def _issue(self, request: CallRequest) -> PendingCall:
         check_call_size(request, self.limits.max_call_bytes, self.label)
         self.scheduler.issued.add(request)
-        call = PendingCall(request)
+        call = make_pending(request)
         self.pending_calls.append(call)
         return call
 
@@ -149,13 +162,17 @@ class Execution:
     # -- results -----------------------------------------------------------------------------
     def logs(self) -> list[str]:
         lines = self.output.lines()
-        for call in self.pending_calls:
-            if not call._awaited:
-                where = f"line {call._request.line}: " if call._request.line else ""
-                lines.append(
-                    f"[warning] {where}{self.label}.{call._request.name}(...) was never awaited, "
-                    "so it did not run"
-                )
+        forgotten = [call._request for call in self.pending_calls if not call._awaited]
+        for request in forgotten[:MAX_AWAIT_WARNINGS]:
+            where = f"line {request._line}: " if request._line else ""
+            lines.append(
+                f"[warning] {where}{self.label}.{request._name}(...) was never awaited, "
+                "so it did not run"
+            )
+        if len(forgotten) > MAX_AWAIT_WARNINGS:
+            lines.append(
+                f"[warning] {len(forgotten) - MAX_AWAIT_WARNINGS} more calls were never awaited"
+            )
         return lines
 
     def result(self) -> RunResult:
@@ -215,16 +232,35 @@ def format_exception(exc: BaseException, source: str, label: str = "tools") -> s
         tb = tb.tb_next
     name = type(exc).__name__
     text = _safe_str(exc)
+    if len(text) > MAX_EXCEPTION_TEXT:
+        text = text[:MAX_EXCEPTION_TEXT] + f"... ({len(text) - MAX_EXCEPTION_TEXT} more characters)"
     out = [f"{name}: {text}" if text else name]
     if frames:
         out.append("Traceback (most recent call last):")
-        for lineno, fn in frames:
-            out.append(f"  line {lineno}, in {fn}")
-            if 0 < lineno <= len(lines):
-                out.append(f"    {lines[lineno - 1].strip()}")
+        previous, repeats = None, 0
+        for frame in frames + [None]:  # the sentinel flushes the last run of repeats
+            if frame == previous:
+                repeats += 1
+                if repeats < MAX_REPEATED_FRAMES:
+                    out.extend(_frame_lines(frame, lines))
+                continue
+            if repeats >= MAX_REPEATED_FRAMES:
+                out.append(f"  [previous frame repeated {repeats - MAX_REPEATED_FRAMES + 1} more times]")
+            previous, repeats = frame, 0
+            if frame is not None:
+                out.extend(_frame_lines(frame, lines))
     if "PendingCall" in text or "coroutine" in text:
         out.append(AWAIT_HINT.format(label=label))
     return "\n".join(out)
+
+
+def _frame_lines(frame: tuple[int, str] | None, lines: list[str]) -> list[str]:
+    assert frame is not None
+    lineno, fn = frame
+    out = [f"  line {lineno}, in {fn}"]
+    if 0 < lineno <= len(lines):
+        out.append(f"    {lines[lineno - 1].strip()}")
+    return out
 
 
 def syntax_result(error: PolicyError) -> RunResult:

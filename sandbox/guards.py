@@ -21,6 +21,7 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 from .policy import READABLE_PRIVATE
 
 _MISSING = object()
+_SNIPPET_LOCALS = "__snippet__.<locals>."
 
 #: Types whose instances accept attribute writes: a snippet only reaches instances of these that
 #: it made itself (JSON copies, its own containers, exceptions it raised).
@@ -111,9 +112,10 @@ def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
         raise AttributeError(problem)
     if name == "format" or name == "format_map":
         fn = safe_format if name == "format" else safe_format_map
-        if isinstance(obj, str):
-            return _BoundFormat(obj, fn)
-        if isinstance(obj, type) and issubclass(obj, str):
+        target = obj.__self__ if isinstance(obj, super) else obj  # super(S, s).format
+        if isinstance(target, str):
+            return _BoundFormat(str.__str__(target), fn)
+        if isinstance(target, type) and issubclass(target, str):
             return fn
     if default is _MISSING:
         return getattr(obj, name)
@@ -245,6 +247,10 @@ class _ClassFactory:
 
     def __call__(self, name: str, bases: tuple[Any, ...], namespace: Any, **kwds: Any) -> type:
         meta = self._meta(bases)
+        qualname = namespace.get("__qualname__")
+        if isinstance(qualname, str) and qualname.startswith(_SNIPPET_LOCALS):
+            # Classes live in the snippet's function; show them as a script would.
+            namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         cls = meta(name, bases, namespace, **kwds)
         self._owned.add(cls)
         return cls

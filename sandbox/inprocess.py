@@ -59,7 +59,7 @@ class InProcessRuntime:
                 async with anyio.create_task_group() as tg:
                     cancel_on(controller, tg)
                     try:
-                        outcome = await _drive(execution, bindings, tg)
+                        outcome = await _drive(execution, bindings, tg, controller)
                     finally:
                         tg.cancel_scope.cancel()
             if outcome is None:
@@ -72,7 +72,8 @@ class InProcessRuntime:
             sched.close()
 
 
-async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup) -> RunResult:
+async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,
+                 controller: RunController | None) -> RunResult:
     sched = execution.scheduler
     send, receive = anyio.create_memory_object_stream[tuple[int, bool, object]](math.inf)
     in_flight = 0
@@ -83,6 +84,10 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
 
     try:
         while True:
+            if controller is not None and controller.cancelled:
+                # A binding cancelled the run (say, a replay mismatch): the snippet must not
+                # see that as a catchable error and carry on.
+                return execution.failure(interruption(controller, False, "", ""))
             execution.step()
             if sched.main_done:
                 return execution.result()
@@ -90,12 +95,12 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
             if len(batch) == 1 and in_flight == 0 and not sched.ready and not sched.timers:
                 # The common sequential case: await the binding inline, no task needed.
                 call_id, req = batch[0]
-                ok, value = await invoke(bindings, req.name, req.args, req.kwargs)
+                ok, value = await invoke(bindings, req._name, req._args, req._kwargs)
                 sched.resolve(call_id, ok, value)
                 continue
             for call_id, req in batch:
                 in_flight += 1
-                tg.start_soon(call, call_id, req.name, req.args, req.kwargs)
+                tg.start_soon(call, call_id, req._name, req._args, req._kwargs)
             if sched.ready:
                 continue
             deadline = sched.next_deadline()

@@ -16,7 +16,7 @@ from typing import Any
 
 from .guards import ReadOnly
 from .jsonvalue import NotJSONError, dumps, to_json_value
-from .scheduler import CallRequest, PendingCall
+from .scheduler import CallRequest, PendingCall, make_request
 
 _TOKEN = object()
 
@@ -49,7 +49,7 @@ class Binding:
         frame = sys._getframe(1)
         line = frame.f_lineno if frame.f_code.co_filename == "<snippet>" else None
         payload = dumps([plain_args, plain_kwargs])
-        return self._binding_issue(CallRequest(name, plain_args, plain_kwargs, payload, line))
+        return self._binding_issue(make_request(name, plain_args, plain_kwargs, payload, line))
 
     def __repr__(self) -> str:
         return f"<host function {self._binding_label}.{self._binding_name}>"
@@ -140,10 +140,11 @@ def make_namespace(
 
 
 def check_call_size(request: CallRequest, limit: int, label: str) -> None:
-    size = len(request.payload.encode("utf-8")) if not request.payload.isascii() else len(request.payload)
+    payload = request._payload
+    size = len(payload) if payload.isascii() else len(payload.encode("utf-8"))
     if size > limit:
         raise ValueError(
-            f"{label}.{request.name}(): the arguments are {size} bytes of JSON; the limit is {limit}"
+            f"{label}.{request._name}(): the arguments are {size} bytes of JSON; the limit is {limit}"
         )
 
 

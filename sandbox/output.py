@@ -58,7 +58,9 @@ class Output:
             end = "\n"
         if not isinstance(sep, str) or not isinstance(end, str):
             raise TypeError("print() sep and end must be str")
-        self.write(sep.join([a if type(a) is str else str(a) for a in args]) + end)
+        # Plain str throughout: a str subclass could lie about its length or ASCII-ness.
+        parts = [a if type(a) is str else str.__str__(str(a)) for a in args]
+        self.write(str.join(str.__str__(sep), parts) + str.__str__(end))
 
     def lines(self) -> list[str]:
         text = "".join(self.parts)

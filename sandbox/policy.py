@@ -319,6 +319,13 @@ class SnippetPolicy(RestrictingNodeTransformer):
         for attr in node.kwd_attrs:
             if attr.startswith("_") or attr in INSPECT_ATTRIBUTES:
                 self._refuse(node, f'attribute "{attr}" is not allowed in a class pattern')
+        # `case C(a, b)` reads the attributes named by C.__match_args__, which no check sees
+        # (and a name like `int` can be rebound to any class), so positional sub-patterns are out.
+        if node.patterns:
+            self._refuse(
+                node, "positional patterns in a class pattern are not supported; use keyword "
+                "patterns (case Point(x=x, y=y)) or capture (case int() as n)"
+            )
         return self.node_contents_visit(node)
 
     def visit_MatchAs(self, node: ast.MatchAs) -> ast.AST:
@@ -439,7 +446,7 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
 
 def _syntax_problem(exc: SyntaxError, source: str) -> Problem:
     line = exc.lineno
-    text = f"invalid syntax: {exc.msg}"
+    text = exc.msg if exc.msg.startswith("invalid syntax") else f"invalid syntax: {exc.msg}"
     lines = source.splitlines()
     if line and 0 < line <= len(lines):
         src = lines[line - 1]

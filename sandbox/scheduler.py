@@ -30,61 +30,72 @@ class ToolCallError(Exception):
         self.message = message
 
 
-class _Uncopyable:
-    """Copying or pickling an internal object would walk host state; refuse it cleanly."""
+_KEY = object()
+
+
+class _Internal:
+    """Base of the scheduler's request and awaitable objects. A snippet can reach them (by
+    driving a coroutine by hand) but cannot build, copy or change one: every constructor needs
+    this module's key, fields are private, and copying is refused."""
 
     __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if not args or args[0] is not _KEY:
+            raise TypeError("sandbox internals cannot be created by a snippet")
+        return object.__new__(cls)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError(f"'{type(self).__name__}' objects cannot be copied")
 
 
-class CallRequest(_Uncopyable):
-    """One host call a task is waiting for (plain data)."""
+class CallRequest(_Internal):
+    """One host call a task is waiting for: plain data, readable by host code only."""
 
-    __slots__ = ("name", "args", "kwargs", "payload", "line")
+    __slots__ = ("_name", "_args", "_kwargs", "_payload", "_line")
 
-    def __init__(self, name: str, args: list[Any], kwargs: dict[str, Any], payload: str, line: int | None) -> None:
-        self.name = name
-        self.args = args
-        self.kwargs = kwargs
-        self.payload = payload
-        self.line = line
-
-
-class _Sleep(_Uncopyable):
-    __slots__ = ("delay",)
-
-    def __init__(self, delay: float) -> None:
-        self.delay = delay
+    def __init__(self, key: object, name: str, args: list[Any], kwargs: dict[str, Any],
+                 payload: str, line: int | None) -> None:
+        self._name = name
+        self._args = args
+        self._kwargs = kwargs
+        self._payload = payload
+        self._line = line
 
 
-class _Gather(_Uncopyable):
-    __slots__ = ("awaitables", "return_exceptions")
+class _Sleep(_Internal):
+    __slots__ = ("_delay",)
 
-    def __init__(self, awaitables: tuple[Any, ...], return_exceptions: bool) -> None:
-        self.awaitables = awaitables
-        self.return_exceptions = return_exceptions
+    def __init__(self, key: object, delay: float) -> None:
+        self._delay = delay
 
 
-class _Awaitable(_Uncopyable):
+class _Gather(_Internal):
+    __slots__ = ("_awaitables", "_return_exceptions")
+
+    def __init__(self, key: object, awaitables: tuple[Any, ...], return_exceptions: bool) -> None:
+        self._awaitables = awaitables
+        self._return_exceptions = return_exceptions
+
+
+class _Awaitable(_Internal):
     """Wraps one request; awaiting it yields the request to the scheduler."""
 
     __slots__ = ("_request",)
 
-    def __init__(self, request: Any) -> None:
+    def __init__(self, key: object, request: Any) -> None:
         self._request = request
 
     def __await__(self) -> Any:
         return (yield self._request)
 
 
-class PendingCall(_Uncopyable):
+class PendingCall(_Internal):
     """What `tools.name(...)` returns: awaitable exactly once, with nothing else reachable."""
 
     __slots__ = ("_request", "_awaited")
 
-    def __init__(self, request: CallRequest) -> None:
+    def __init__(self, key: object, request: CallRequest) -> None:
         self._request = request
         self._awaited = False
 
@@ -95,12 +106,21 @@ class PendingCall(_Uncopyable):
         return (yield self._request)
 
     def __repr__(self) -> str:
-        return f"<un-awaited call {self._request.name}(...): write 'await' before it>"
+        return f"<un-awaited call {self._request._name}(...): write 'await' before it>"
+
+
+def make_request(name: str, args: list[Any], kwargs: dict[str, Any], payload: str,
+                 line: int | None) -> CallRequest:
+    return CallRequest(_KEY, name, args, kwargs, payload, line)
+
+
+def make_pending(request: CallRequest) -> PendingCall:
+    return PendingCall(_KEY, request)
 
 
 def gather(*aws: Any, return_exceptions: bool = False) -> _Awaitable:
     """`asyncio.gather` for snippets: runs the awaitables concurrently, results in order."""
-    return _Awaitable(_Gather(aws, bool(return_exceptions)))
+    return _Awaitable(_KEY, _Gather(_KEY, tuple(aws), bool(return_exceptions)))
 
 
 def sleep(delay: float, result: Any = None) -> _Awaitable:
@@ -110,7 +130,7 @@ def sleep(delay: float, result: Any = None) -> _Awaitable:
     if math.isnan(delay):
         raise ValueError("asyncio.sleep() got NaN")
     # Longer than any run may last; the wall-time limit ends the run first.
-    return _Awaitable(_Sleep(min(max(0.0, float(delay)), MAX_SLEEP)))
+    return _Awaitable(_KEY, _Sleep(_KEY, min(max(0.0, float(delay)), MAX_SLEEP)))
 
 
 MAX_SLEEP = 1e6
@@ -199,7 +219,12 @@ class Scheduler:
             except BaseException as error:  # the snippet's own exceptions, SystemExit included
                 self._finish(task, None, error)
                 continue
-            self._dispatch(task, request)
+            try:
+                self._dispatch(task, request)
+            except RunStopped:
+                raise
+            except Exception as error:  # a request the snippet mangled: its own fault
+                self.ready.append((task, None, error))
 
     def _dispatch(self, task: _Task, request: Any) -> None:
         kind = type(request)
@@ -215,11 +240,11 @@ class Scheduler:
                     "batch the work or narrow it",
                 )
             self.calls_issued += 1
-            self.waiting[self.calls_issued] = (task, request.name)
+            self.waiting[self.calls_issued] = (task, request._name)
             self.outbox.append((self.calls_issued, request))
         elif kind is _Sleep:
             self._seq += 1
-            heapq.heappush(self.timers, (time.monotonic() + request.delay, self._seq, task))
+            heapq.heappush(self.timers, (time.monotonic() + request._delay, self._seq, task))
         elif kind is _Gather:
             self._gather(task, request)
         else:
@@ -229,12 +254,12 @@ class Scheduler:
             )
 
     def _gather(self, parent: _Task, request: _Gather) -> None:
-        group = _Group(parent, len(request.awaitables), request.return_exceptions)
-        if not request.awaitables:
+        group = _Group(parent, len(request._awaitables), request._return_exceptions)
+        if not request._awaitables:
             self.ready.append((parent, [], None))
             return
         coros = []
-        for aw in request.awaitables:
+        for aw in request._awaitables:
             if isinstance(aw, types.CoroutineType):
                 coros.append(aw)
             elif isinstance(aw, (PendingCall, _Awaitable)):

@@ -139,6 +139,35 @@ def _owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callabl
     return decorate
 
 
+class _EnumType(enum.EnumType):
+    """The metaclass of the snippet's enum classes. The functional API
+    (`Enum("Color", {...})`) builds a class from data, outside the class-statement checks, so
+    member names starting with "_" (which would define dunders such as `__reduce_ex__`) are
+    refused here."""
+
+    def __call__(cls, value: Any, names: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if names is not None:
+            if isinstance(names, str):
+                listed: Iterable[Any] = names.replace(",", " ").split()
+            elif isinstance(names, Mapping):
+                listed = list(names.keys())
+            else:
+                listed = [n[0] if isinstance(n, (tuple, list)) and n else n for n in names]
+            for name in listed:
+                if not isinstance(name, str) or str.__str__(name).startswith("_"):
+                    raise ValueError(f"enum member name {name!r} is not allowed in the sandbox")
+        return super().__call__(value, names, *args, **kwargs)
+
+
+def _safe_enum_classes() -> dict[str, Any]:
+    """Memberless subclasses of the enum bases with the checking metaclass; a snippet
+    subclasses or calls them exactly like the originals."""
+    classes: dict[str, Any] = {}
+    for base in (enum.Enum, enum.IntEnum, enum.StrEnum, enum.Flag, enum.IntFlag):
+        classes[base.__name__] = _EnumType(base.__name__, (base,), enum.EnumType.__prepare__(base.__name__, (base,)))
+    return classes
+
+
 ALLOWED_MODULES: tuple[str, ...] = (
     "asyncio", "base64", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal",
     "difflib", "enum", "fractions", "functools", "hashlib", "heapq", "itertools", "json", "math",
@@ -234,7 +263,7 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
             ["SequenceMatcher", "Differ", "unified_diff", "context_diff", "ndiff", "get_close_matches", "restore"],
         ),
         "unicodedata": _public(unicodedata, exclude=["ucd_3_2_0", "UCD"]),
-        "enum": _pick(enum, ["Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "auto", "unique"]),
+        "enum": {**_safe_enum_classes(), **_pick(enum, ["auto", "unique"])},
         "typing": _pick(
             typing,
             [

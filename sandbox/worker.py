@@ -269,7 +269,7 @@ def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
             channel.send(
                 b"".join(
                     encode(
-                        f'{{"op":"call","id":{cid},"name":{dumps(req.name)},"a":{req.payload}'
+                        f'{{"op":"call","id":{cid},"name":{dumps(req._name)},"a":{req._payload}'
                         + (',"last":true}' if cid == last else "}")
                     )
                     for cid, req in batch

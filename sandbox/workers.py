@@ -259,7 +259,7 @@ class WorkerRuntime:
         worker = self._acquire()
         stream = _HostChannel(worker.sock)
         try:
-            session = _Session(stream, bindings, limits)
+            session = _Session(stream, bindings, limits, controller)
             with anyio.move_on_after(SPAWN_TIMEOUT):
                 worker.pid = await session.read_pid()
             if worker.pid is None:
@@ -297,8 +297,10 @@ class WorkerRuntime:
 class _Session:
     """The host's half of one run's conversation with its worker."""
 
-    def __init__(self, stream: _HostChannel, bindings: Bindings, limits: Limits) -> None:
+    def __init__(self, stream: _HostChannel, bindings: Bindings, limits: Limits,
+                 controller: RunController | None = None) -> None:
         self.stream = stream
+        self.controller = controller
         self.buffer = bytearray()
         self.bindings = bindings
         self.limits = limits
@@ -333,6 +335,14 @@ class _Session:
         return pid if type(pid) is int and pid > 1 else None
 
     async def serve(self, tg: anyio.abc.TaskGroup) -> RunResult:
+        """Answer the worker's calls until it reports its result. Everything the worker sends
+        is hostile input: any fault in handling it ends the run as `crashed`, never raises."""
+        try:
+            return await self._serve(tg)
+        except Exception as exc:
+            return RunResult(error=RunError("crashed", f"the worker broke the protocol ({type(exc).__name__})"))
+
+    async def _serve(self, tg: anyio.abc.TaskGroup) -> RunResult:
         while True:
             try:
                 frame = await self._frame()
@@ -340,15 +350,22 @@ class _Session:
                 return RunResult(error=RunError("crashed", f"the worker broke the protocol: {exc}"))
             if frame is None:
                 return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
+            if self.controller is not None and self.controller.cancelled:
+                return RunResult(error=interruption(self.controller, False, "", ""))
             op = frame["op"]
             if op == "call":
                 problem = self._check_call(frame)
                 if problem:
                     return RunResult(error=RunError(*problem))
                 if frame.get("last") is True and self.in_flight == 0:
-                    # The worker sent one call and waits for it: answer inline, no task needed.
+                    # A batch of one call, and nothing else outstanding: the worker waits for
+                    # exactly this answer, so give it inline, with no task to start.
+                    self.in_flight += 1
                     await self._answer(frame)
                 else:
+                    # Counted when queued, not when started, so a batch's last call can never
+                    # overtake the earlier ones: calls start in the order the snippet made them.
+                    self.in_flight += 1
                     tg.start_soon(self._answer, frame)
             elif op == "done":
                 try:
@@ -365,7 +382,8 @@ class _Session:
         a = frame.get("a")
         if (
             type(frame.get("id")) is not int
-            or frame.get("name") not in self.bindings
+            or type(frame.get("name")) is not str
+            or frame["name"] not in self.bindings
             or not isinstance(a, list)
             or len(a) != 2
             or not isinstance(a[0], list)
@@ -376,7 +394,6 @@ class _Session:
 
     async def _answer(self, frame: dict[str, Any]) -> None:
         args, kwargs = frame["a"]
-        self.in_flight += 1
         try:
             ok, value = await invoke(self.bindings, frame["name"], args, kwargs)
         finally:

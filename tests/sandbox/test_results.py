@@ -91,3 +91,31 @@ def test_run_result_json_round_trip() -> None:
     assert RunResult.from_json(r.to_json()) == r
     e = RunResult(logs=[], error=RunError("timeout", "slow"))
     assert RunResult.from_json(e.to_json()) == e and not e.ok and str(e.error) == "timeout: slow"
+
+
+def test_repeated_frames_are_summarised(backend: str) -> None:
+    result = run("def down(n):\n    return down(n + 1)\nreturn down(0)", backend)
+    assert result.error is not None
+    message = result.error.message
+    assert message.count("line 2, in down") == 3
+    assert "[previous frame repeated " in message
+    assert len(message.splitlines()) < 20
+
+
+def test_long_exception_text_is_cut(backend: str) -> None:
+    result = run("raise ValueError('m' * 100_000)", backend)
+    assert result.error is not None and result.error.kind == "exception"
+    assert "... (98000 more characters)" in result.error.message
+    assert len(result.error.message) < 3000
+
+
+def test_syntax_error_does_not_repeat_itself() -> None:
+    result = run("x = 1 +")
+    assert result.error is not None
+    assert result.error.message.startswith("line 1: invalid syntax")
+    assert "invalid syntax: invalid syntax" not in result.error.message
+
+
+def test_class_names_read_like_a_script(backend: str) -> None:
+    code = "from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\nreturn repr(P(1))"
+    assert run(code, backend).value == "P(x=1)"

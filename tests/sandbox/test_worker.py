@@ -143,6 +143,7 @@ async def _serve(frames: list[bytes], bindings: dict[str, object] | None = None,
         ([b"\x00\x00\x00\x05{nope"], "crashed", "malformed frame"),
         ([encode('{"op":"call","id":1,"name":"rm","a":[[],{}]}')], "crashed", "malformed call"),
         ([encode('{"op":"call","id":"1","name":"record","a":[[],{}]}')], "crashed", "malformed call"),
+        ([encode('{"op":"call","id":1,"name":[],"a":[[],{}]}')], "crashed", "malformed call"),
         ([encode('{"op":"shell"}')], "crashed", "unknown frame 'shell'"),
         ([encode('{"op":"done","result":{"value":1,"logs":[3],"error":null}}')], "crashed", "logs must be a list of strings"),
         ([encode('{"op":"done","result":{"value":1,"logs":[],"error":{"kind":"pwned","message":""}}}')], "crashed", "malformed error"),
@@ -150,7 +151,7 @@ async def _serve(frames: list[bytes], bindings: dict[str, object] | None = None,
         ([b"\xff\xff\xff\xff"], "crashed", "exceeds"),
         ([], "crashed", "worker process died"),
     ],
-    ids=["not-json", "unknown-binding", "bad-id", "unknown-op", "bad-logs", "bad-kind", "nan", "oversize", "eof"],
+    ids=["not-json", "unknown-binding", "bad-id", "unhashable-name", "unknown-op", "bad-logs", "bad-kind", "nan", "oversize", "eof"],
 )
 async def test_hostile_frames_end_the_run(frames: list[bytes], kind: str, fragment: str) -> None:
     result = await _serve(frames)
@@ -169,3 +170,33 @@ async def test_the_host_counts_calls_too() -> None:
 async def test_a_valid_done_frame_is_accepted() -> None:
     result = await _serve([encode('{"op":"done","result":{"value":[1],"logs":["a"],"error":null}}')])
     assert result == sandbox.RunResult(value=[1], logs=["a"])
+
+
+def test_gathered_calls_start_in_submission_order(backend: str) -> None:
+    started: list[int] = []
+
+    async def record(i: int) -> int:
+        started.append(i)  # before the first await: the order calls were started in
+        await anyio.sleep(0.01)
+        return i
+
+    code = "import asyncio\nreturn await asyncio.gather(*(tools.record(i=i) for i in range(6)))"
+    result = run(code, backend, bindings={"record": record})
+    assert result.value == list(range(6))
+    assert started == list(range(6))
+
+
+def test_a_binding_that_cancels_the_run_ends_it_even_if_the_snippet_catches(backend: str) -> None:
+    async def main() -> sandbox.RunResult:
+        controller = RunController()
+
+        async def refuse() -> None:
+            controller.cancel("replay mismatch")
+            raise sandbox.BindingError("replay mismatch")
+
+        code = "try:\n    await tools.refuse()\nexcept ToolCallError:\n    print('caught')\nreturn 'kept going'"
+        return await sandbox.run(code, bindings={"refuse": refuse}, backend=backend, controller=controller)
+
+    result = anyio.run(main)
+    assert result.error == sandbox.RunError("cancelled", "the run was cancelled: replay mismatch")
+    assert result.value is None

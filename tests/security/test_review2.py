@@ -70,7 +70,6 @@ B = g['_builtins']
 """
 
 
-@HOLE("enum's functional API defines arbitrary dunders (here __reduce_ex__) on a class")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_enum_functional_api_cannot_define_dunders(sb, backend):
     result = await sb.run(ENUM_DUNDERS, backend=backend)
@@ -78,7 +77,6 @@ async def test_enum_functional_api_cannot_define_dunders(sb, backend):
     assert "reduced" not in result.logs
 
 
-@HOLE("copy.copy's _reconstruct setattr()s any name on any object, a host class here (no _write_ check)")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_copy_reconstruct_cannot_setattr_host_classes(sb, backend):
     code = (
@@ -87,12 +85,14 @@ async def test_copy_reconstruct_cannot_setattr_host_classes(sb, backend):
         + "return textwrap.TextWrapper.pwned"
     )
     result = await sb.run(code, backend=backend)
-    sb.assert_error(result, "exception", "cannot modify class 'TextWrapper'")
-    sb.assert_no_leak(result)
+    # The gadget's first link, an enum defining __reduce_ex__, is refused.
+    sb.assert_error(result, "exception", "enum member name '__reduce_ex__' is not allowed")
+    import textwrap
+
+    assert not hasattr(textwrap.TextWrapper, "pwned")
     await sb.assert_next_run_ok(backend)
 
 
-@HOLE("setattr gadget rewrites the shared ModuleShim class in-process; later runs see it")
 def test_copy_gadget_cannot_corrupt_shared_host_class(isolated):
     code = (
         SETATTR_GADGET.replace("TARGET", "type(json)")
@@ -108,26 +108,21 @@ def test_copy_gadget_cannot_corrupt_shared_host_class(isolated):
     assert report["next"]["value"] == "[1]"
 
 
-@HOLE("enum dunders + copy setattr + Protocol.register + __match_args__ reach real module "
-      "globals; in-process that is open() on any host file")
 async def test_match_args_escape_inprocess_reads_host_file(sb):
     code = ESCAPE + "return B.open(SECRET_PATH).read()"
     result = await sb.run(code, backend="inprocess")
-    sb.assert_error(result, "exception")
+    sb.assert_error(result, "syntax", "positional patterns in a class pattern are not supported")
 
 
-@HOLE("same chain in a worker yields the real os module (confinement limits the damage)")
 async def test_match_args_escape_worker_gets_real_os(sb):
     code = ESCAPE + (
         "os = B.getattr(B, '__import__')('os')\n"
         "return [type(os).__name__, os.getpid() > 1, sorted(os.environ)]"
     )
     result = await sb.run(code)
-    sb.assert_error(result, "exception")
+    sb.assert_error(result, "syntax", "positional patterns in a class pattern are not supported")
 
 
-@HOLE("an escaped worker writes a call frame whose 'name' is a list: the host's "
-      "`name not in bindings` raises TypeError out of sandbox.run instead of 'crashed'")
 async def test_hostile_worker_frame_cannot_crash_the_host(sb):
     code = "import asyncio, json\n" + ESCAPE + (
         "os = B.getattr(B, '__import__')('os')\n"
@@ -139,7 +134,9 @@ async def test_hostile_worker_frame_cannot_crash_the_host(sb):
         result = await sb.run(code)
     except Exception as exc:  # the host must never see the worker's malformation as an exception
         pytest.fail(f"sandbox.run raised {type(exc).__name__}")
-    assert result.error is not None and result.error.kind == "crashed", result
+    # The escape is closed at compile time now; the host side of a frame whose name is a list
+    # is covered with a scripted worker in tests/sandbox/test_worker.py (unhashable-name).
+    assert result.error is not None and result.error.kind == "syntax", result
     assert sb.spy.calls == []
 
 
@@ -172,8 +169,6 @@ return fmt(FIRST)
 """
 
 
-@HOLE("super(S, s).format is the real str.format: field traversal reads __globals__ and the "
-      "host environment (in-process); the worker reads any object in its memory")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_super_with_args_format_is_guarded(sb, backend):
     code = SUPER_FORMAT.replace("METHOD", "format").replace("FIRST", "getattr")
@@ -181,7 +176,6 @@ async def test_super_with_args_format_is_guarded(sb, backend):
     sb.assert_error(result, "exception", "AttributeError", "private")
 
 
-@HOLE("super(S, s).format_map is the real str.format_map (same traversal)")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_super_with_args_format_map_is_guarded(sb, backend):
     code = SUPER_FORMAT.replace("METHOD", "format_map").replace("{0.", "{f.").replace(
@@ -210,13 +204,13 @@ except BaseException as e:
 """
 
 
-@HOLE("a caught RunStopped is a writable BaseException: the snippet rewrites kind/message and "
-      "re-raises, so the host reports 'cancelled' (any kind, any text)")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_caught_stop_cannot_be_rewritten(sb, backend):
     result = await sb.run(FORGE_KIND, backend=backend, max_output=1024)
     assert result.error is not None
-    assert result.error.kind == "output-limit", result.error
+    # The stop refuses the write (a TypeError the snippet raised instead), never a fake kind.
+    assert result.error.kind in ("output-limit", "exception"), result.error
+    assert "RunStopped cannot be changed" in result.error.message
     assert "by the host" not in result.error.message
 
 
@@ -235,8 +229,6 @@ return await Pending(req)
 """
 
 
-@HOLE("in-process, a hand-extracted genuine request keeps its live args list: the snippet "
-      "mutates it after the JSON check and the host binding receives a snippet object and a set")
 async def test_hand_driven_request_args_cannot_be_mutated_inprocess(sb):
     result = await sb.run(HAND_DRIVEN, backend="inprocess")
     for args, kwargs in sb.spy.calls:
@@ -247,8 +239,9 @@ async def test_hand_driven_request_args_cannot_be_mutated_inprocess(sb):
 
 async def test_hand_driven_request_args_mutation_is_inert_in_worker(sb):
     result = await sb.run(HAND_DRIVEN)
-    assert result.ok, result
-    assert sb.spy.calls == [((), {"x": 1})]
+    # The request's fields are private: the mutation is refused before anything is sent.
+    sb.assert_error(result, "exception", "AttributeError", "'CallRequest' object has no attribute 'args'")
+    assert sb.spy.calls == []
 
 
 FORGED_SLEEP = """
@@ -264,8 +257,6 @@ return 1
 """
 
 
-@HOLE("a forged scheduler _Sleep('x') raises TypeError in the scheduler, outside the snippet: "
-      "in-process sandbox.run raises to the host, the worker reports 'crashed'")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_forged_sleep_is_a_snippet_error(sb, backend):
     try:
@@ -297,8 +288,6 @@ return await Await(Gather(Lie(), False))
 """
 
 
-@HOLE("a forged scheduler _Gather whose awaitables lie about len() makes _finish raise "
-      "IndexError in the scheduler: in-process sandbox.run raises, the worker reports 'crashed'")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_forged_gather_is_a_snippet_error(sb, backend):
     try:
@@ -312,8 +301,7 @@ async def test_forged_gather_is_a_snippet_error(sb, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_forged_negative_sleep_is_harmless(sb, backend):
     result = await sb.run(FORGED_SLEEP.replace("DELAY", "-1e9"), backend=backend)
-    assert result.ok, result
-    assert result.value == 1
+    sb.assert_error(result, "exception", "TypeError", "sandbox internals cannot be created by a snippet")
 
 
 async def test_forged_binding_object_cannot_issue_calls(sb):
@@ -325,7 +313,7 @@ async def test_forged_binding_object_cannot_issue_calls(sb):
         "return await Pending(req)"
     )
     result = await sb.run(code)
-    sb.assert_error(result, "exception", "TypeError", "not made by the sandbox")
+    sb.assert_error(result, "exception", "TypeError", "cannot be created by a snippet")
     assert sb.spy.calls == []
 
 
@@ -353,8 +341,6 @@ return 1
 """
 
 
-@HOLE("print(sep=<str subclass>) runs snippet .join; a result whose isascii()/len() lie "
-      "bypasses max_output (in-process: 2 MB of logs for a 1 KB cap; worker: 'crashed')")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_output_cap_cannot_be_lied_to(sb, backend):
     result = await sb.run(OUTPUT_LIE, backend=backend, max_output=1000)
@@ -363,8 +349,6 @@ async def test_output_cap_cannot_be_lied_to(sb, backend):
         assert result.error.kind == "output-limit", result.error
 
 
-@HOLE("an exception message is unbounded: 2 MB of text overflows the worker's frame cap and the "
-      "host reports 'crashed' instead of 'exception'")
 async def test_huge_exception_message_is_an_exception(sb):
     result = await sb.run("raise ValueError('m' * 2_000_000)")
     sb.assert_error(result, "exception", "ValueError")
@@ -524,8 +508,6 @@ async def test_map_of_binding_never_awaited_never_runs(sb, backend):
     assert sum("never awaited" in line for line in result.logs) == 3
 
 
-@HOLE("one '[warning] ... never awaited' log line per un-awaited call, outside max_output: "
-      "100k calls give 6.7 MB of logs in-process for a 1 KB cap and a 'crashed' worker")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_unawaited_call_warnings_respect_output_cap(sb, backend):
     result = await sb.run("xs = [tools.f() for _ in range(100000)]\nreturn 1", backend=backend, max_output=1000)
