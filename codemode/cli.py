@@ -129,12 +129,18 @@ def _source(file: str, stdin: TextIO) -> tuple[str, str]:
         raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from exc
 
 
+#: The sandbox's lower bound for memory, in the unit of --memory.
+MIN_MEMORY_MIB = 16
+
+
 def _limits(args: argparse.Namespace) -> sandbox.Limits:
     changes: dict[str, Any] = {}
     if args.timeout is not None:
         changes["wall_time"] = args.timeout
         changes["cpu_time"] = args.timeout
     if args.memory is not None:
+        if args.memory < MIN_MEMORY_MIB:
+            raise UsageError(f"--memory must be at least {MIN_MEMORY_MIB} MiB, got {args.memory}")
         changes["memory"] = args.memory * MIB
     if args.max_tool_calls is not None:
         changes["max_calls"] = args.max_tool_calls
@@ -247,7 +253,7 @@ class _Progress:
 
 
 def _located(name: str, message: str) -> str:
-    """Prefix the snippet's line references with the file name (``file:3``)."""
+    """Prefix a message with the file name."""
     return f"{name}: {message}"
 
 
@@ -255,6 +261,8 @@ async def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: 
     name, code = _source(args.file, stdin)
     limits = _limits(args)
     registry = _registry(args)
+    if not args.mcp_config:  # the MCP SDK is slow to import: load it only when asked for
+        return await _run_loaded(args, registry, name, code, limits, stdout, stderr)
     async with _mcp_tools(args, registry, stderr):
         return await _run_loaded(args, registry, name, code, limits, stdout, stderr)
 
@@ -316,7 +324,7 @@ async def _run_loaded(
 
 
 def _mcp_tools(args: argparse.Namespace, registry: Registry, stderr: TextIO) -> Any:
-    """The ``--mcp-config`` tools for an ``async with`` block (a no-op without the option)."""
+    """The ``--mcp-config`` tools for an ``async with`` block."""
     from .mcp.cli import mcp_tools, upstream_limits  # loads the SDK
 
     limits = upstream_limits(args.mcp_timeout)

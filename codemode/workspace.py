@@ -27,11 +27,13 @@ from .registry import Registry
 
 __all__ = ["IGNORED_DIRS", "WorkspaceError", "register_workspace", "workspace_tools"]
 
-#: Directories walks never enter: version control, virtualenvs and caches.
+#: Directories walks never enter: version control, virtualenvs, caches and build output.
 IGNORED_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache", ".tox", ".hypothesis", ".eggs"}
+     ".pytest_cache", ".ruff_cache", ".tox", ".hypothesis", ".eggs", "build", "dist"}
 )
+#: Directory-name suffixes walks never enter (``pip install -e`` leaves ``NAME.egg-info``).
+IGNORED_DIR_SUFFIXES = (".egg-info",)
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
@@ -91,7 +93,9 @@ class Workspace:
             return
         for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
             base = Path(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
+            dirnames[:] = sorted(
+                d for d in dirnames if d not in IGNORED_DIRS and not d.endswith(IGNORED_DIR_SUFFIXES)
+            )
             for name in sorted(filenames):
                 path = base / name
                 if path.is_symlink() and not self.inside(path):

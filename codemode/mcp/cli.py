@@ -4,8 +4,8 @@
                        [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N]
                        [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
 
-``codemode/cli.py`` wires these in; until then ``python -m codemode.mcp serve ...`` runs the same
-command. Without ``--http`` the server speaks stdio (what MCP clients launch); ``--http`` binds
+``codemode/cli.py`` wires these in; ``python -m codemode.mcp serve ...`` runs the same command
+for clients that cannot find the ``codemode`` script. Without ``--http`` the server speaks stdio (what MCP clients launch); ``--http`` binds
 streamable HTTP at ``http://HOST:PORT/mcp``, loopback unless a host is given.
 """
 

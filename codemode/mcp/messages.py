@@ -12,6 +12,10 @@ UPSTREAM_START_FAILED = (
     "MCP server '{server}' is not available: it could not be started ({reason}). "
     "{name} was not called; it will be retried on the next call."
 )
+UPSTREAM_LOAD_FAILED = (
+    "MCP server '{server}' could not be started ({reason}); its tools are not available in this "
+    "session."
+)
 UPSTREAM_CRASHED = (
     "MCP server '{server}' stopped while {name} was running (the connection closed); "
     "the call may or may not have taken effect. The server restarts on the next call."

@@ -23,6 +23,7 @@ from ..definition import ToolDefinition
 from ..errors import CodemodeError
 from ..hooks import Handle
 from ..registry import Registry
+from . import messages as m
 from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
 from .tools import namespace_names, tool_definition
 from .upstream import UpstreamError, UpstreamServer
@@ -116,8 +117,11 @@ class McpProvider:
             try:
                 listed[server.name] = await server.tools()
             except UpstreamError as exc:
-                self.failures[server.name] = exc.message
-                logger.warning("MCP server %r: %s", server.name, exc.message)
+                reason = getattr(exc, "reason", "")
+                self.failures[server.name] = (
+                    m.UPSTREAM_LOAD_FAILED.format(server=server.name, reason=reason) if reason else exc.message
+                )
+                logger.debug("MCP server %r: %s", server.name, exc.message)
 
         async with anyio.create_task_group() as tg:
             for server in self.servers.values():

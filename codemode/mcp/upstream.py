@@ -77,6 +77,10 @@ class UpstreamError(Exception):
 class UpstreamUnavailable(UpstreamError):
     """The server could not be started or did not finish the MCP handshake in time."""
 
+    def __init__(self, server: str, name: str, message: str, *, reason: str = "") -> None:
+        super().__init__(server, name, message)
+        self.reason = reason
+
 
 class UpstreamCrashed(UpstreamError):
     """The connection closed while the call was in flight (process exit, HTTP stream gone)."""
@@ -189,7 +193,8 @@ class UpstreamServer:
                 self._retire(conn)
                 self._conn = None
                 raise UpstreamUnavailable(
-                    self.name, name, m.UPSTREAM_START_FAILED.format(server=self.name, reason=reason, name=name)
+                    self.name, name, m.UPSTREAM_START_FAILED.format(server=self.name, reason=reason, name=name),
+                    reason=reason,
                 )
             return conn.client
 
@@ -220,7 +225,7 @@ class UpstreamServer:
                     await conn.stop.wait()
         except Exception as exc:  # a failed start or a broken transport: the callers report it
             conn.error = exc
-            logger.warning("MCP server %r: connection ended: %s", self.name, _describe(exc))
+            logger.debug("MCP server %r: connection ended: %s", self.name, _describe(exc))
         finally:
             conn.dead = True
             conn.ready.set()
@@ -281,14 +286,16 @@ class UpstreamServer:
                         break
         except TimeoutError:
             self._broken(conn)
+            reason = m.REASON_START_TIMEOUT.format(timeout=self.limits.connect_timeout)
             raise UpstreamUnavailable(
                 self.name,
                 "tools/list",
                 m.UPSTREAM_START_FAILED.format(
                     server=self.name,
-                    reason=m.REASON_START_TIMEOUT.format(timeout=self.limits.connect_timeout),
+                    reason=reason,
                     name="tools/list",
                 ),
+                reason=reason,
             ) from None
         except MCPError as exc:
             raise self._translate(exc, conn, "tools/list") from exc

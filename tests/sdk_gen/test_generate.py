@@ -52,7 +52,7 @@ READ = ToolSpec(
 PINNED = '''\
 Write Python 3.11: the body of an async function (top-level `await` and `return` work).
 Call tools as `await tools.name(arg=value)` and await every call; run independent calls with `await asyncio.gather(...)`.
-Optional arguments default to None (not sent). Arguments can also go in one dict: `await tools.name({"arg": value})`.
+Leave out an optional argument (or pass None) to use its default. Arguments can also go in one dict: `await tools.name({"arg": value})`.
 A failed call raises `ToolCallError` (`.tool_name`, `.message`).
 Only your prints and return value come back to you: keep them short.
 Allowed imports: json, re.

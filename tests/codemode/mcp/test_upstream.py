@@ -156,10 +156,10 @@ async def test_a_server_that_cannot_start_leaves_the_others_working() -> None:
         names = await provider.register(registry)
         assert "up__add" in names and not [n for n in names if not n.startswith("up__")]
         assert provider.failures == {
-            "ghost": "MCP server 'ghost' is not available: it could not be started (its command was not found). "
-            "tools/list was not called; it will be retried on the next call.",
-            "quitter": "MCP server 'quitter' is not available: it could not be started (it exited or closed "
-            "the connection during start-up). tools/list was not called; it will be retried on the next call.",
+            "ghost": "MCP server 'ghost' could not be started (its command was not found); "
+            "its tools are not available in this session.",
+            "quitter": "MCP server 'quitter' could not be started (it exited or closed the connection "
+            "during start-up); its tools are not available in this session.",
         }
         assert "/nonexistent" not in " ".join(provider.failures.values())
     assert registry.visible() == []  # closing the provider unregisters its tools
