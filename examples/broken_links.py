@@ -11,7 +11,8 @@ links = (await tools.grep(pattern=r"\]\((?!https?:|#|mailto:)[^)\s]+\)", glob="*
 targets = []
 for match in links:
     folder = match["path"].rsplit("/", 1)[0] if "/" in match["path"] else "."
-    for target in re.findall(r"\]\((?!https?:|#|mailto:)([^)\s#]+)", match["text"]):
+    prose = re.sub(r"`[^`]*`", "", match["text"])  # code spans are not links: tools["x"](...)
+    for target in re.findall(r"\]\((?!https?:|#|mailto:)([^)\s#]+)", prose):
         targets.append((match["path"], match["line"], target if folder == "." else f"{folder}/{target}"))
 
 
