@@ -77,12 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a snippet file ('-' for stdin)")
     run.add_argument("file")
     loading(run)
-    run.add_argument("--backend", choices=("worker", "inprocess"), default="worker")
-    run.add_argument("--timeout", type=float, metavar="S", help="wall-time limit in seconds")
-    run.add_argument("--memory", type=int, metavar="MIB", help="memory limit in MiB")
-    run.add_argument("--max-tool-calls", type=int, metavar="N", help="sub-calls per run")
-    run.add_argument("--max-parallel", type=int, default=10, metavar="N",
-                     help="concurrent concurrency-safe sub-calls (default 10)")
+    add_run_options(run)
     run.add_argument("--no-preflight", action="store_true", help="skip the pre-flight check")
     run.add_argument("--trace", action="store_true", help="print a tree of the sub-calls on stderr")
     group = run.add_mutually_exclusive_group()
@@ -129,11 +124,22 @@ def _source(file: str, stdin: TextIO) -> tuple[str, str]:
         raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from exc
 
 
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The backend and limit options of every command that runs snippets (run, mcp serve)."""
+    p.add_argument("--backend", choices=("worker", "inprocess"), default="worker")
+    p.add_argument("--timeout", type=float, metavar="S", help="wall-time limit per run in seconds")
+    p.add_argument("--memory", type=int, metavar="MIB", help="memory limit per run in MiB")
+    p.add_argument("--max-tool-calls", type=int, metavar="N", help="sub-calls per run")
+    p.add_argument("--max-parallel", type=int, default=10, metavar="N",
+                   help="concurrent concurrency-safe sub-calls per run (default 10)")
+
+
 #: The sandbox's lower bound for memory, in the unit of --memory.
 MIN_MEMORY_MIB = 16
 
 
-def _limits(args: argparse.Namespace) -> sandbox.Limits:
+def limits_from_args(args: argparse.Namespace) -> sandbox.Limits:
+    """The sandbox limits that --timeout, --memory and --max-tool-calls ask for (UsageError if bad)."""
     changes: dict[str, Any] = {}
     if args.timeout is not None:
         changes["wall_time"] = args.timeout
@@ -259,7 +265,7 @@ def _located(name: str, message: str) -> str:
 
 async def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO) -> int:
     name, code = _source(args.file, stdin)
-    limits = _limits(args)
+    limits = limits_from_args(args)
     registry = _registry(args)
     if not args.mcp_config:  # the MCP SDK is slow to import: load it only when asked for
         return await _run_loaded(args, registry, name, code, limits, stdout, stderr)

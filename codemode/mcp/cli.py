@@ -15,11 +15,9 @@ import argparse
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 import anyio
-
-import sandbox
 
 from ..agent import CodeMode
 from ..errors import CodemodeError
@@ -50,7 +48,6 @@ __all__ = [
 T = TypeVar("T")
 EXIT_OK = 0
 EXIT_USAGE = 2
-MIB = 1024 * 1024
 WARNING = "codemode: warning: {message}\n"
 NOT_LOOPBACK = (
     "codemode: warning: serving on {host}, which is not a loopback address; the MCP endpoint "
@@ -151,18 +148,6 @@ def with_mcp_tools(args: argparse.Namespace, registry: Registry, fn: Callable[[]
 # --- codemode mcp serve ------------------------------------------------------------------------------
 
 
-def _run_limits(args: argparse.Namespace) -> sandbox.Limits:
-    changes: dict[str, Any] = {}
-    if getattr(args, "timeout", None) is not None:
-        changes["wall_time"] = args.timeout
-        changes["cpu_time"] = args.timeout
-    if getattr(args, "memory", None) is not None:
-        changes["memory"] = args.memory * MIB
-    if getattr(args, "max_tool_calls", None) is not None:
-        changes["max_calls"] = args.max_tool_calls
-    return sandbox.DEFAULT_LIMITS.replace(**changes)
-
-
 def _default_registry(args: argparse.Namespace) -> Registry:
     registry = Registry(mode="code")
     if args.tools:
@@ -176,7 +161,9 @@ def _default_registry(args: argparse.Namespace) -> Registry:
 async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -> None:
     address = parse_http(args.http) if args.http else None
     limits = upstream_limits(args.mcp_timeout)
-    run_limits = _run_limits(args)
+    from ..cli import limits_from_args
+
+    run_limits = limits_from_args(args)
     async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr):
         mode = CodeMode(
             registry,

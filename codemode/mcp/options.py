@@ -57,12 +57,9 @@ def add_mcp_parser(
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio (host default 127.0.0.1)")
     serve.add_argument("--max-concurrent", type=int, default=DEFAULT_MAX_CONCURRENT, metavar="N",
                        help=f"run_code calls run at once (default {DEFAULT_MAX_CONCURRENT})")
-    serve.add_argument("--backend", choices=("worker", "inprocess"), default="worker")
-    serve.add_argument("--timeout", type=float, metavar="S", help="wall-time limit per run in seconds")
-    serve.add_argument("--memory", type=int, metavar="MIB", help="memory limit per run in MiB")
-    serve.add_argument("--max-tool-calls", type=int, metavar="N", help="sub-calls per run")
-    serve.add_argument("--max-parallel", type=int, default=10, metavar="N",
-                       help="concurrent concurrency-safe sub-calls per run (default 10)")
+    from ..cli import add_run_options
+
+    add_run_options(serve)
     return serve
 
 
