@@ -203,7 +203,7 @@ def _as_call(tool_call: ToolCall | Mapping[str, Any]) -> ToolCall:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             arguments = {"__unparsed__": arguments}
     return ToolCall(str(tool_call.get("id", "")), str(tool_call.get("name", "")), arguments)
 

@@ -455,7 +455,10 @@ class RunCodeTool:
         state = _Run(ctx, definitions, self.registry, self.executor, self.max_parallel_sub_calls, controller)
         state.on_dispatch = settings.on_dispatch
         result: sandbox.RunResult | None = None
-        diagnostics = sdk_gen.check(code, sdk) if self.preflight else []
+        # Oversized code is the sandbox's to refuse (cheaply, before parsing); pre-flight would
+        # parse all of it on the event loop first.
+        small = len(code) <= limits.max_source
+        diagnostics = sdk_gen.check(code, sdk) if self.preflight and small else []
         if diagnostics:
             result = sandbox.RunResult(error=_preflight_error(diagnostics))
         else:

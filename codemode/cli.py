@@ -191,9 +191,22 @@ class ReplayExecutor:
     def load(cls, path: str) -> ReplayExecutor:
         try:
             lines = Path(path).read_text(encoding="utf-8").splitlines()
-            return cls([json.loads(line) for line in lines if line.strip()])
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UsageError(f"cannot read recording {path}: {exc}") from exc
+            records = [json.loads(line) for line in lines if line.strip()]
+        except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or UTF-8
+            raise UsageError(f"cannot read recording {path}: {type(exc).__name__}") from exc
+        for number, record in enumerate(records, 1):
+            if not (
+                isinstance(record, dict)
+                and isinstance(record.get("name"), str)
+                and isinstance(record.get("arguments"), dict)
+                and isinstance(record.get("is_error"), bool)
+                and isinstance(record.get("content"), list)
+            ):
+                raise UsageError(
+                    f"cannot read recording {path}: record {number} is not a recorded sub-call "
+                    "(an object with name, arguments, is_error and content)"
+                )
+        return cls(records)
 
     async def __call__(self, call: ToolCall, parent: ExecutionToken, gate: DispatchGate) -> ToolResult:
         n = call.call_id.rsplit(":", 1)[-1]

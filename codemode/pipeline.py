@@ -134,6 +134,8 @@ def _freeze_arguments(arguments: Any) -> tuple[Any, str | None]:
         args = freeze(arguments)
     except NotJSONError as exc:
         return arguments, m.NOT_JSON.format(what="arguments", detail=exc)
+    except RecursionError:  # hostile nesting from a model must be an error result, not a crash
+        return arguments, m.NOT_JSON.format(what="arguments", detail="nested too deeply")
     if type(args) is not FrozenDict:
         return args, m.ARGUMENTS_NOT_OBJECT.format(type=type(arguments).__name__)
     return args, None

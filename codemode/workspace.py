@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import stat as stat_module
+import time
 from collections.abc import Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
+import regex
 
 from .definition import ToolDefinition, define_tool
 from .presentation import diff_card, generic_card
@@ -37,7 +38,13 @@ IGNORED_DIR_SUFFIXES = (".egg-info",)
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
+#: read_file loads at most this much; larger files are for grep or a narrower tool.
+MAX_READ_FILE_BYTES = 32 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8192
+#: Wall-clock budget for the pattern matching of one glob or grep call. Model-written patterns run
+#: on the host: the `regex` engine honours a timeout and releases the GIL while it matches, so a
+#: catastrophic pattern such as (a+)+$ costs one bounded, interruptible thread, not the host.
+MATCH_SECONDS = 10.0
 
 OUTSIDE_ROOT = "path {path!r} is outside the workspace root"
 NOT_FOUND = "no such file or directory: {path!r}"
@@ -45,6 +52,15 @@ NOT_A_FILE = "{path!r} is not a regular file"
 NOT_A_DIR = "{path!r} is not a directory"
 BINARY_FILE = "{path!r} looks binary (it has NUL bytes); it cannot be read as text"
 BAD_REGEX = "invalid regular expression {pattern!r}: {error}"
+MATCH_TOO_SLOW = (
+    "the pattern took longer than {seconds:g} s to match; simplify it "
+    "(nested quantifiers such as (a+)+ backtrack exponentially)"
+)
+TOO_LARGE = "{path!r} is {size} bytes; read_file reads files up to {limit} bytes (use grep to find lines)"
+WRITE_PROTECTED = "writing under {part!r} is not allowed (version control, virtualenvs and caches are off limits)"
+HARD_LINKED = "{path!r} has other hard links; it cannot be written through the workspace"
+ACCESS_FAILED = "cannot access {path!r}: {reason}"
+SYMLINK_LOOP = "symlink loop"
 OLD_NOT_FOUND = "old text not found in {path!r}; read the file and copy the text exactly"
 OLD_NOT_UNIQUE = "old text occurs {count} times in {path!r}; add context or pass count={count}"
 FILE_EXISTS = "{path!r} already exists; pass overwrite=true to replace it"
@@ -70,7 +86,12 @@ class Workspace:
         """
         if "\x00" in path:
             raise WorkspaceError(OUTSIDE_ROOT.format(path=path))
-        real = (self.root / path).resolve()
+        try:
+            real = (self.root / path).resolve()
+        except RuntimeError:
+            raise WorkspaceError(ACCESS_FAILED.format(path=path, reason=SYMLINK_LOOP)) from None
+        except OSError as exc:
+            raise WorkspaceError(ACCESS_FAILED.format(path=path, reason=exc.strerror or "error")) from None
         if real != self.root and not real.is_relative_to(self.root):
             raise WorkspaceError(OUTSIDE_ROOT.format(path=path))
         return real
@@ -82,7 +103,7 @@ class Workspace:
     def inside(self, path: Path) -> bool:
         try:
             real = path.resolve()
-        except OSError:
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop
             return False
         return real == self.root or real.is_relative_to(self.root)
 
@@ -99,6 +120,11 @@ class Workspace:
             for name in sorted(filenames):
                 path = base / name
                 if path.is_symlink() and not self.inside(path):
+                    continue
+                try:
+                    if not stat_module.S_ISREG(path.stat().st_mode):
+                        continue  # FIFOs, sockets, devices: reading one could block forever
+                except OSError:
                     continue
                 yield path
 
@@ -119,12 +145,39 @@ def _is_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
-def _read_text(real: Path, shown: str) -> str:
-    if not real.exists():
-        raise WorkspaceError(NOT_FOUND.format(path=shown))
-    if not real.is_file():
-        raise WorkspaceError(NOT_A_FILE.format(path=shown))
-    data = real.read_bytes()
+def _read_checked(ws: Workspace, real: Path, shown: str, limit: int) -> bytes | None:
+    """The bytes of a regular file inside the root, or None if it is larger than ``limit``.
+
+    The file is opened without following a final symlink and without blocking, and the opened
+    descriptor's own path and type are checked, so a path swapped for a symlink or a FIFO
+    between the check and the open is refused."""
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise WorkspaceError(NOT_FOUND.format(path=shown)) from None
+    except OSError as exc:
+        raise WorkspaceError(ACCESS_FAILED.format(path=shown, reason=exc.strerror or "error")) from None
+    try:
+        st = os.fstat(fd)
+        opened = Path(os.readlink(f"/proc/self/fd/{fd}")) if os.path.exists("/proc/self/fd") else real
+        if opened != ws.root and not opened.is_relative_to(ws.root):
+            raise WorkspaceError(OUTSIDE_ROOT.format(path=shown))
+        if not stat_module.S_ISREG(st.st_mode):
+            raise WorkspaceError(NOT_A_FILE.format(path=shown))
+        if st.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def _read_text(ws: Workspace, real: Path, shown: str) -> str:
+    data = _read_checked(ws, real, shown, MAX_READ_FILE_BYTES)
+    if data is None or len(data) > MAX_READ_FILE_BYTES:
+        raise WorkspaceError(
+            TOO_LARGE.format(path=shown, size=real.stat().st_size, limit=MAX_READ_FILE_BYTES)
+        )
     if _is_binary(data[:BINARY_SNIFF_BYTES]):
         raise WorkspaceError(BINARY_FILE.format(path=shown))
     return data.decode("utf-8", errors="replace")
@@ -135,7 +188,7 @@ def _read_text(real: Path, shown: str) -> str:
 
 def _read_file(ws: Workspace, path: str, offset: int, limit: int) -> dict[str, Any]:
     real = ws.resolve(path)
-    lines = _read_text(real, path).splitlines()
+    lines = _read_text(ws, real, path).splitlines()
     start = max(offset, 1)
     chosen = lines[start - 1 : start - 1 + limit]
     text = "\n".join(line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…" for line in chosen)
@@ -170,11 +223,32 @@ def _list_dir(ws: Workspace, path: str) -> dict[str, Any]:
     return {"path": ws.show(real), "entries": entries}
 
 
+class _Deadline:
+    """The matching budget of one glob or grep call."""
+
+    __slots__ = ("end",)
+
+    def __init__(self) -> None:
+        self.end = time.monotonic() + MATCH_SECONDS
+
+    def search(self, pattern: Any, text: str, *, whole: bool = False) -> bool:
+        remaining = self.end - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            found = (pattern.fullmatch if whole else pattern.search)(
+                text, concurrent=True, timeout=remaining
+            )
+        except TimeoutError:
+            raise WorkspaceError(MATCH_TOO_SLOW.format(seconds=MATCH_SECONDS)) from None
+        return found is not None
+
+
 def _glob(ws: Workspace, pattern: str, path: str, limit: int) -> dict[str, Any]:
     base = ws.resolve(path)
     if not base.is_dir():
         raise WorkspaceError(NOT_A_DIR.format(path=path))
-    matcher = _glob_matcher(pattern)
+    matcher = _glob_matcher(pattern, _Deadline())
     matches: list[str] = []
     truncated = False
     for file in ws.walk(base):
@@ -187,12 +261,12 @@ def _glob(ws: Workspace, pattern: str, path: str, limit: int) -> dict[str, Any]:
     return {"matches": matches, "truncated": truncated}
 
 
-def _glob_matcher(pattern: str) -> Any:
+def _glob_matcher(pattern: str, deadline: _Deadline) -> Any:
     """``**`` spans directories, ``*`` and ``?`` stay within one; a pattern without ``/`` matches
     the file name at any depth (``*.py``)."""
     if "/" not in pattern:
-        regex = re.compile(fnmatch.translate(pattern))
-        return lambda rel: regex.match(rel.rsplit("/", 1)[-1]) is not None
+        compiled = regex.compile(fnmatch.translate(pattern))
+        return lambda rel: deadline.search(compiled, rel.rsplit("/", 1)[-1], whole=True)
     out = ""
     i = 0
     while i < len(pattern):
@@ -209,41 +283,42 @@ def _glob_matcher(pattern: str) -> Any:
             out += "[^/]"
             i += 1
         else:
-            out += re.escape(pattern[i])
+            out += regex.escape(pattern[i])
             i += 1
-    regex = re.compile(out + r"\Z")
-    return lambda rel: regex.match(rel) is not None
+    compiled = regex.compile(out, regex.DOTALL)
+    return lambda rel: deadline.search(compiled, rel, whole=True)
 
 
 def _grep(
     ws: Workspace, pattern: str, path: str, glob: str | None, ignore_case: bool, limit: int
 ) -> dict[str, Any]:
     try:
-        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except re.error as exc:
+        compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+    except (regex.error, OverflowError, ValueError) as exc:
         raise WorkspaceError(BAD_REGEX.format(pattern=pattern, error=exc)) from None
     base = ws.resolve(path)
     if not base.exists():
         raise WorkspaceError(NOT_FOUND.format(path=path))
-    matcher = _glob_matcher(glob) if glob else None
+    deadline = _Deadline()
+    matcher = _glob_matcher(glob, deadline) if glob else None
     matches: list[dict[str, Any]] = []
     searched = 0
     truncated = False
     for file in ws.walk(base):
         if matcher is not None and not matcher(file.relative_to(base).as_posix() if base.is_dir() else file.name):
             continue
-        try:
-            if file.stat().st_size > MAX_GREP_FILE_BYTES:
-                continue
-            data = file.read_bytes()
-        except OSError:
+        try:  # a symlink inside the root is read as its (checked) target
+            data = _read_checked(ws, file.resolve(), ws.relative(file), MAX_GREP_FILE_BYTES)
+        except (OSError, RuntimeError, WorkspaceError):
+            continue
+        if data is None or len(data) > MAX_GREP_FILE_BYTES:
             continue
         if _is_binary(data[:BINARY_SNIFF_BYTES]):
             continue
         searched += 1
         rel = ws.relative(file)
         for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if regex.search(line):
+            if deadline.search(compiled, line):
                 if len(matches) >= limit:
                     truncated = True
                     break
@@ -270,8 +345,24 @@ def _stat(ws: Workspace, path: str) -> dict[str, Any]:
 # --- writing tools -----------------------------------------------------------------------------
 
 
+def _check_writable(ws: Workspace, real: Path, shown: str) -> None:
+    """Refuse writes under version control, virtualenvs and caches (a `.git/hooks` file or a
+    `.git/config` entry runs code on the host later), and through hard links (the same file may
+    live outside the root)."""
+    for part in real.relative_to(ws.root).parts[:-1] if real != ws.root else ():
+        if part in IGNORED_DIRS or part.endswith(IGNORED_DIR_SUFFIXES):
+            raise WorkspaceError(WRITE_PROTECTED.format(part=part))
+    try:
+        st = real.lstat()
+    except FileNotFoundError:
+        return
+    if stat_module.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise WorkspaceError(HARD_LINKED.format(path=shown))
+
+
 def _write_file(ws: Workspace, path: str, content: str, overwrite: bool) -> dict[str, Any]:
     real = ws.resolve(path)
+    _check_writable(ws, real, path)
     existed = real.exists()
     if existed and not real.is_file():
         raise WorkspaceError(NOT_A_FILE.format(path=path))
@@ -279,19 +370,41 @@ def _write_file(ws: Workspace, path: str, content: str, overwrite: bool) -> dict
         raise WorkspaceError(FILE_EXISTS.format(path=path))
     real.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8")
-    real.write_bytes(data)
+    _write_checked(ws, real, path, data)
     return {"path": ws.show(real), "bytes_written": len(data), "created": not existed}
+
+
+def _write_checked(ws: Workspace, real: Path, shown: str, data: bytes) -> None:
+    """Write through a descriptor whose real path is checked before anything is truncated."""
+    try:
+        fd = os.open(real, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise WorkspaceError(ACCESS_FAILED.format(path=shown, reason=exc.strerror or "error")) from None
+    try:
+        opened = Path(os.readlink(f"/proc/self/fd/{fd}")) if os.path.exists("/proc/self/fd") else real
+        st = os.fstat(fd)
+        if (opened != ws.root and not opened.is_relative_to(ws.root)) or not stat_module.S_ISREG(st.st_mode):
+            raise WorkspaceError(OUTSIDE_ROOT.format(path=shown))
+        if st.st_nlink > 1:
+            raise WorkspaceError(HARD_LINKED.format(path=shown))
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def _edit_file(ws: Workspace, path: str, old: str, new: str, count: int) -> dict[str, Any]:
     real = ws.resolve(path)
-    text = _read_text(real, path)
+    _check_writable(ws, real, path)
+    text = _read_text(ws, real, path)
     found = text.count(old) if old else 0
     if found == 0:
         raise WorkspaceError(OLD_NOT_FOUND.format(path=path))
     if found != count:
         raise WorkspaceError(OLD_NOT_UNIQUE.format(count=found, path=path))
-    real.write_text(text.replace(old, new), encoding="utf-8")
+    _write_checked(ws, real, path, text.replace(old, new).encode("utf-8"))
     return {"path": ws.show(real), "replacements": found}
 
 
@@ -299,7 +412,14 @@ def _edit_file(ws: Workspace, path: str, old: str, new: str, count: int) -> dict
 
 
 async def _threaded(fn: Any, *args: Any) -> Any:
-    return await anyio.to_thread.run_sync(partial(fn, *args), abandon_on_cancel=True)
+    """Run a tool body in a thread; an OS error becomes a WorkspaceError whose text has the
+    error's reason but not its host path."""
+    try:
+        return await anyio.to_thread.run_sync(partial(fn, *args), abandon_on_cancel=True)
+    except OSError as exc:
+        raise WorkspaceError(f"the file operation failed: {exc.strerror or type(exc).__name__}") from None
+    except RuntimeError:  # pathlib's symlink-loop error names the host path
+        raise WorkspaceError(f"the file operation failed: {SYMLINK_LOOP}") from None
 
 
 def _obj(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
