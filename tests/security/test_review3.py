@@ -203,6 +203,22 @@ def test_typing_alias_register_cannot_change_host_abcs(isolated):
     assert report["next"]["value"] == "[1]"
 
 
+@HOLE("a snippet subclass of a host ABC (typing.Sequence) registers dict; isinstance() fills "
+      "the host ABC's positive cache, so in-process isinstance({}, collections.abc.Sequence) "
+      "stays True after the run")
+def test_abc_subclass_register_cannot_poison_host_abc_cache(isolated):
+    code = (
+        "import typing\nclass M(typing.Sequence):\n    pass\nM.register(dict)\n"
+        "return isinstance({}, typing.Sequence)"
+    )
+    report = isolated(
+        code, "import collections.abc, gc\ngc.collect()\nstate = [isinstance({}, collections.abc.Sequence)]"
+    )
+    assert not report["hung"]
+    assert report["after"] == report["before"] == [False], report
+    assert report["next"]["value"] == "[1]"
+
+
 async def test_protocol_register_on_own_class_is_contained(sb):
     # Registering on the snippet's own Protocol subclass only changes that class's registry.
     code = (
