@@ -9,6 +9,7 @@ snippet created (the only classes it may modify) never outlives the run.
 from __future__ import annotations
 
 import _string
+import abc
 import builtins as _builtins
 import string
 import weakref
@@ -103,6 +104,17 @@ class _BoundFormat:
         return "<built-in method format of str object>"
 
 
+def _is_abc(obj: Any) -> bool:
+    """An abstract base class, or a typing alias that forwards to one (`typing.Mapping`)."""
+    if isinstance(obj, abc.ABCMeta):
+        return True
+    try:
+        origin = object.__getattribute__(obj, "__origin__")
+    except AttributeError:
+        return False
+    return isinstance(origin, abc.ABCMeta)
+
+
 def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
     """`getattr` for snippets: refuses private and frame/code attributes; swaps in a safe
     `str.format` for every str and str subclass, instance or class."""
@@ -110,6 +122,10 @@ def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
     problem = attribute_problem(name)
     if problem:
         raise AttributeError(problem)
+    if name == "register" and _is_abc(obj):
+        raise AttributeError(
+            "ABC registration is not available in the sandbox (it would change classes shared with the host)"
+        )
     if name == "format" or name == "format_map":
         fn = safe_format if name == "format" else safe_format_map
         target = obj.__self__ if isinstance(obj, super) else obj  # super(S, s).format

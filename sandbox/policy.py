@@ -42,8 +42,9 @@ from .limits import Limits
 FILENAME = "<snippet>"
 ENTRY_POINT = "__snippet__"
 
-#: Attribute names that always pass through the runtime `_getattr_` guard.
-RUNTIME_CHECKED_ATTRIBUTES = frozenset({"format", "format_map"})
+#: Attribute names that always pass through the runtime `_getattr_` guard: the real `str.format`
+#: traverses attributes, and an ABC's `register` changes a (possibly host) class.
+RUNTIME_CHECKED_ATTRIBUTES = frozenset({"format", "format_map", "register"})
 
 #: "_" attributes a snippet may read: names and docs are plain strings, and `_asdict` and friends
 #: are the public API of named tuples. None of them mutates or leads to a frame or a module.
@@ -289,6 +290,13 @@ class SnippetPolicy(RestrictingNodeTransformer):
         for name in node.names:
             self.check_name(node, name)
         return node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        # Class keywords reach host metaclasses and __init_subclass__ (`_root=True`, ...).
+        for keyword in node.keywords:
+            if keyword.arg is not None and keyword.arg.startswith("_"):
+                self._refuse(node, f'class keyword "{keyword.arg}" is not allowed: names starting with "_" are reserved')
+        return super().visit_ClassDef(node)
 
     # -- match -------------------------------------------------------------------------------
     def visit_Match(self, node: ast.Match) -> ast.AST:

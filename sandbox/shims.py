@@ -27,6 +27,7 @@ import fractions
 import functools
 import hashlib
 import heapq
+import importlib
 import itertools
 import json
 import math
@@ -104,26 +105,60 @@ def _public(module: Any, exclude: Iterable[str] = ()) -> dict[str, Any]:
     }
 
 
-def _checked_getter(factory: Callable[..., Any], what: str) -> Callable[..., Any]:
-    """attrgetter/methodcaller take attribute names as data: check them like getattr does."""
+#: Attribute names the data-driven getters refuse on top of the usual rules: the real
+#: `str.format` traverses attributes, and ABC `register` changes host classes.
+_GETTER_REFUSED = frozenset({"format", "format_map", "register"})
 
-    def make(*names: Any, **kwargs: Any) -> Any:
-        checked = list(names)
-        count = 1 if what == "methodcaller" else len(names)
-        for i in range(min(count, len(names))):
-            name = plain_name(names[i])
-            for part in name.split("."):
-                problem = attribute_problem(part) or (
-                    f'attribute "{part}" is not accessible through {what}'
-                    if part in ("format", "format_map") else None
-                )
-                if problem:
-                    raise AttributeError(problem)
-            checked[i] = name
-        return factory(*checked, **kwargs)
 
-    make.__name__ = what
-    return make
+def _checked_names(names: tuple[Any, ...], count: int, what: str) -> list[Any]:
+    checked = list(names)
+    for i in range(min(count, len(names))):
+        name = plain_name(names[i])
+        for part in name.split("."):
+            problem = attribute_problem(part) or (
+                f'attribute "{part}" is not accessible through {what}' if part in _GETTER_REFUSED else None
+            )
+            if problem:
+                raise AttributeError(problem)
+        checked[i] = name
+    return checked
+
+
+class _CheckedGetter(ReadOnly):
+    """attrgetter/methodcaller take attribute names as data. These classes check the names in
+    their constructor, so `type(operator.attrgetter("x"))("__globals__")` is checked too; the
+    real C getter sits in a private slot."""
+
+    __slots__ = ("_real",)
+    _factory: Any = None
+    _what = ""
+    _count = 0  # how many leading arguments are names (0: all of them)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        count = self._count or len(args)
+        object.__setattr__(self, "_real", self._factory(*_checked_names(args, count, self._what), **kwargs))
+
+    def __call__(self, obj: Any) -> Any:
+        return self._real(obj)
+
+    def __repr__(self) -> str:
+        return f"<{self._what}>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"{self._what} objects cannot be copied")
+
+
+class attrgetter(_CheckedGetter):  # noqa: N801 - the stdlib's name
+    __slots__ = ()
+    _factory = operator.attrgetter
+    _what = "attrgetter"
+
+
+class methodcaller(_CheckedGetter):  # noqa: N801 - the stdlib's name
+    __slots__ = ()
+    _factory = operator.methodcaller
+    _what = "methodcaller"
+    _count = 1
 
 
 def _owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable[..., Any]:
@@ -147,16 +182,35 @@ class _EnumType(enum.EnumType):
 
     def __call__(cls, value: Any, names: Any = None, *args: Any, **kwargs: Any) -> Any:
         if names is not None:
-            if isinstance(names, str):
-                listed: Iterable[Any] = names.replace(",", " ").split()
-            elif isinstance(names, Mapping):
-                listed = list(names.keys())
-            else:
-                listed = [n[0] if isinstance(n, (tuple, list)) and n else n for n in names]
-            for name in listed:
-                if not isinstance(name, str) or str.__str__(name).startswith("_"):
-                    raise ValueError(f"enum member name {name!r} is not allowed in the sandbox")
+            names = _plain_members(names)
         return super().__call__(value, names, *args, **kwargs)
+
+
+def _plain_members(names: Any) -> list[Any]:
+    """The functional API's members as one plain list, built here in a single pass: the enum
+    machinery then reads this list, not the snippet's object (which could answer a check one
+    way and the real iteration another). Names must be plain strings not starting with "_"."""
+    if isinstance(names, str):
+        items: list[Any] = str.__str__(names).replace(",", " ").split()
+    elif isinstance(names, dict):
+        items = [(k, v) for k, v in dict.items(names)]
+    else:
+        items = []
+        for entry in list(names):
+            if isinstance(entry, (tuple, list)):
+                pair = tuple(tuple.__iter__(entry)) if isinstance(entry, tuple) else tuple(list.__iter__(entry))
+                if len(pair) != 2:
+                    raise ValueError("enum members are names or (name, value) pairs")
+                items.append(pair)
+            else:
+                items.append(entry)
+    plain: list[Any] = []
+    for item in items:
+        name, rest = (item[0], item[1:]) if isinstance(item, tuple) else (item, ())
+        if type(name) is not str or name.startswith("_"):
+            raise ValueError(f"enum member name {name!r} is not allowed in the sandbox")
+        plain.append((name, *rest) if rest else name)
+    return plain
 
 
 def _safe_enum_classes() -> dict[str, Any]:
@@ -229,8 +283,8 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
         "bisect": _public(bisect),
         "operator": {
             **_public(operator, exclude=["attrgetter", "methodcaller"]),
-            "attrgetter": _checked_getter(operator.attrgetter, "attrgetter"),
-            "methodcaller": _checked_getter(operator.methodcaller, "methodcaller"),
+            "attrgetter": attrgetter,
+            "methodcaller": methodcaller,
         },
         "copy": _pick(copy, ["copy", "deepcopy", "Error"]),
         "base64": _pick(
@@ -347,6 +401,10 @@ def _import_error(name: str) -> ImportError:
     )
 
 
+#: Host modules that stdlib C code imports lazily through the caller's `__import__`.
+_INTERNAL_IMPORTS = frozenset({"_strptime"})
+
+
 def make_import(shims: ShimSet) -> Callable[..., Any]:
     """The snippet's `__import__`: allowlisted names resolve to shims, anything else fails."""
 
@@ -355,6 +413,10 @@ def make_import(shims: ShimSet) -> Callable[..., Any]:
             raise ImportError("relative imports are not available in the sandbox")
         if not isinstance(name, str):
             raise ImportError("module name must be a string")
+        if name in _INTERNAL_IMPORTS and level == 0 and not fromlist:
+            # Imported by C code the snippet called (time.strptime): the module goes to that
+            # caller, never to the snippet, whose own `import _x` the policy refuses.
+            return importlib.import_module(name)
         shim = shims.get(name) if name in ALLOWED_MODULES else None
         if shim is None:
             raise _import_error(name)

@@ -80,6 +80,7 @@ def _warm_up(code: str = _WARM_UP_CODE) -> None:
 
 
 def _warm_lazy_loads() -> None:
+    import _strptime  # noqa: F401 - time.strptime imports it lazily
     import datetime
     import hashlib
 

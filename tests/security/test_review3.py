@@ -3,7 +3,7 @@
 The angle: innocent stdlib behaviour that (a) defines dunders outside the policy's checks,
 (b) reads or writes attributes with attacker-chosen names in host code, or (c) hands host
 objects to snippet callbacks. Every shim name and builtin was walked for those three shapes.
-Cases marked `HOLE` are open; each says what a fix must make true. The rest pin down paths
+The holes this review found are fixed and their cases assert the fixed behaviour. The rest pin down paths
 that are closed (or harmless) today so that they stay that way.
 """
 
@@ -40,8 +40,6 @@ fmt = MC('format', getattr)
 """
 
 
-@HOLE("type(operator.attrgetter('x')) is the real class; AG('__globals__')(getattr) reaches "
-      "the real builtins, and in-process the snippet reads host files")
 async def test_attrgetter_class_from_type_reads_host_file_inprocess(sb):
     code = ATTRGETTER_ESCAPE + "return B.open(SECRET_PATH).read()"
     result = await sb.run(code, backend="inprocess")
@@ -49,8 +47,6 @@ async def test_attrgetter_class_from_type_reads_host_file_inprocess(sb):
     await sb.assert_next_run_ok("inprocess")
 
 
-@HOLE("type(operator.attrgetter('x')) is the real class; in a worker the snippet gets the real "
-      "os module (only the process confinement is left)")
 async def test_attrgetter_class_from_type_gets_real_os_in_worker(sb):
     code = ATTRGETTER_ESCAPE + (
         "os = AG('__import__')(B)('os')\n"
@@ -61,8 +57,6 @@ async def test_attrgetter_class_from_type_gets_real_os_in_worker(sb):
     await sb.assert_next_run_ok()
 
 
-@HOLE("type(operator.methodcaller('x')) is the real class: methodcaller('format', getattr) "
-      "is the real str.format, whose field traversal reads host environment variables")
 async def test_methodcaller_class_from_type_is_real_format_inprocess(sb):
     code = METHODCALLER_ESCAPE + (
         "return fmt('{0.__globals__[weakref].sys.modules[os].environ[' + ENV_NAME + ']}')"
@@ -71,7 +65,6 @@ async def test_methodcaller_class_from_type_is_real_format_inprocess(sb):
     sb.assert_error(result, "exception")
 
 
-@HOLE("type(operator.methodcaller('x')) is the real class: real str.format in the worker")
 async def test_methodcaller_class_from_type_is_real_format_in_worker(sb):
     code = METHODCALLER_ESCAPE + "return fmt('{0.__globals__[_builtins]}')"
     result = await sb.run(code)
@@ -131,17 +124,18 @@ E = enum.Enum('E', It())
 }
 
 
-@HOLE("enum functional API name check is bypassed (checks a different view of `names` than "
-      "enum uses): dunders such as __reduce_ex__ are defined again")
 @pytest.mark.parametrize("variant", sorted(ENUM_BYPASSES))
 async def test_enum_functional_api_check_cannot_be_bypassed(sb, variant):
-    code = ENUM_PRELUDE + ENUM_BYPASSES[variant] + "copy.copy(E.A)\nreturn 'dunders defined'"
+    code = ENUM_PRELUDE + ENUM_BYPASSES[variant] + "copy.copy(E.A)\nreturn 'copied'"
     result = await sb.run(code)
-    sb.assert_error(result, "exception", "not allowed")
+    if variant == "second-pass":
+        # The names are read once, into a plain list: the second, poisoned pass never happens.
+        assert result.ok and result.value == "copied", result
+    else:
+        sb.assert_error(result, "exception", "not allowed")
     assert "reduced" not in result.logs
 
 
-@HOLE("enum bypass + copy reconstruct: setattr on a host class, in-process, outlives the run")
 def test_enum_bypass_copy_gadget_cannot_modify_host_class(isolated):
     code = ENUM_PRELUDE.replace("red(self, proto):\n    return (print, ('reduced',))",
                                 "red(self, proto):\n    return (ident, (textwrap.TextWrapper,), "
@@ -189,8 +183,6 @@ async def test_enum_class_keyword_simple_defines_nothing_private(sb):
 # -- 3. typing aliases forward `register` to the host's collections.abc classes ------------------
 
 
-@HOLE("typing.Mapping.register(int) writes into the host's collections.abc.Mapping registry; "
-      "in-process the change outlives the run")
 def test_typing_alias_register_cannot_change_host_abcs(isolated):
     code = "import typing\ntyping.Mapping.register(int)\ntyping.Iterable.register(type(None))\nreturn 1"
     report = isolated(
@@ -203,9 +195,6 @@ def test_typing_alias_register_cannot_change_host_abcs(isolated):
     assert report["next"]["value"] == "[1]"
 
 
-@HOLE("a snippet subclass of a host ABC (typing.Sequence) registers dict; isinstance() fills "
-      "the host ABC's positive cache, so in-process isinstance({}, collections.abc.Sequence) "
-      "stays True after the run")
 def test_abc_subclass_register_cannot_poison_host_abc_cache(isolated):
     code = (
         "import typing\nclass M(typing.Sequence):\n    pass\nM.register(dict)\n"
@@ -219,14 +208,15 @@ def test_abc_subclass_register_cannot_poison_host_abc_cache(isolated):
     assert report["next"]["value"] == "[1]"
 
 
-async def test_protocol_register_on_own_class_is_contained(sb):
-    # Registering on the snippet's own Protocol subclass only changes that class's registry.
+async def test_protocol_register_on_own_class_is_refused(sb):
+    # ABC registration is refused outright, even on the snippet's own classes: isinstance checks
+    # against a host ABC walk its subclasses and cache what they find, on the host's class.
     code = (
         "import typing\nclass P(typing.Protocol):\n    pass\nclass Q(P):\n    pass\n"
         "Q.register(int)\nreturn isinstance(1, Q)"
     )
     result = await sb.run(code)
-    assert result.ok and result.value is True, result
+    sb.assert_error(result, "exception", "ABC registration is not available")
 
 
 # -- 4. type() of host objects the snippet holds -------------------------------------------------
@@ -420,7 +410,7 @@ CLOSED = [
     ("typing alias setattr", "import typing\nsetattr(typing.Dict, 'pwned', 1)\nreturn 1", "exception",
      ["cannot modify"]),
     ("subclass typing alias class", "import typing, textwrap\nclass A(type(typing.List), _root=True):\n    pass\n"
-     "a = A(textwrap.TextWrapper, 0)\na.pwned = 1\nreturn 1", "exception", ["Cannot subclass special typing classes"]),
+     "a = A(textwrap.TextWrapper, 0)\na.pwned = 1\nreturn 1", "syntax", ['class keyword "_root" is not allowed']),
     ("decimal Context write", "import decimal\nctx = decimal.Context()\nctx.prec = 3\nreturn 1", "exception",
      ["cannot modify"]),
     ("lru_cache __wrapped__", "import functools\nf = functools.lru_cache(lambda x: x)\nreturn getattr(f, '__wrapped__')",
