@@ -31,7 +31,10 @@ class Binding:
 
     __slots__ = ("_binding_label", "_binding_name", "_binding_issue")
 
-    def __init__(self, label: str, name: str, issue: Callable[[CallRequest], PendingCall]) -> None:
+    def __init__(self, *args: Any) -> None:
+        if not args or args[0] is not _TOKEN:
+            raise TypeError("host functions cannot be created by a snippet")
+        label, name, issue = args[1:]
         self._binding_label = label
         self._binding_name = name
         self._binding_issue = issue
@@ -75,7 +78,7 @@ class Namespace(ReadOnly):
         if token is not _TOKEN:
             raise TypeError("namespaces cannot be created by a snippet")
         object.__setattr__(self, "_ns_label", label)
-        object.__setattr__(self, "_ns_entries", {n: Binding(label, n, issue) for n in names})
+        object.__setattr__(self, "_ns_entries", {n: Binding(_TOKEN, label, n, issue) for n in names})
         object.__setattr__(self, "_ns_docs", dict(docs) if docs is not None else None)
 
     def _missing(self, name: str) -> AttributeError:
