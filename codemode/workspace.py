@@ -145,6 +145,19 @@ def _is_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
+#: Where the kernel says which file a descriptor really is (Linux); elsewhere the resolved path
+#: checked before opening is all there is.
+_PROC_FD = Path("/proc/self/fd")
+_HAVE_PROC_FD = _PROC_FD.is_dir()
+
+
+def _opened_inside(ws: Workspace, fd: int, real: Path) -> bool:
+    """Whether the file behind ``fd`` is inside the root: checked on the open descriptor, so a
+    path component swapped for a symlink after ``resolve`` cannot lead outside unnoticed."""
+    opened = Path(os.readlink(_PROC_FD / str(fd))) if _HAVE_PROC_FD else real
+    return opened == ws.root or opened.is_relative_to(ws.root)
+
+
 def _read_checked(ws: Workspace, real: Path, shown: str, limit: int) -> bytes | None:
     """The bytes of a regular file inside the root, or None if it is larger than ``limit``.
 
@@ -159,8 +172,7 @@ def _read_checked(ws: Workspace, real: Path, shown: str, limit: int) -> bytes | 
         raise WorkspaceError(ACCESS_FAILED.format(path=shown, reason=exc.strerror or "error")) from None
     try:
         st = os.fstat(fd)
-        opened = Path(os.readlink(f"/proc/self/fd/{fd}")) if os.path.exists("/proc/self/fd") else real
-        if opened != ws.root and not opened.is_relative_to(ws.root):
+        if not _opened_inside(ws, fd, real):
             raise WorkspaceError(OUTSIDE_ROOT.format(path=shown))
         if not stat_module.S_ISREG(st.st_mode):
             raise WorkspaceError(NOT_A_FILE.format(path=shown))
@@ -381,9 +393,8 @@ def _write_checked(ws: Workspace, real: Path, shown: str, data: bytes) -> None:
     except OSError as exc:
         raise WorkspaceError(ACCESS_FAILED.format(path=shown, reason=exc.strerror or "error")) from None
     try:
-        opened = Path(os.readlink(f"/proc/self/fd/{fd}")) if os.path.exists("/proc/self/fd") else real
         st = os.fstat(fd)
-        if (opened != ws.root and not opened.is_relative_to(ws.root)) or not stat_module.S_ISREG(st.st_mode):
+        if not _opened_inside(ws, fd, real) or not stat_module.S_ISREG(st.st_mode):
             raise WorkspaceError(OUTSIDE_ROOT.format(path=shown))
         if st.st_nlink > 1:
             raise WorkspaceError(HARD_LINKED.format(path=shown))
