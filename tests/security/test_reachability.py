@@ -208,7 +208,7 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
 SEED_SNIPPET = """
 import asyncio, collections, copy, dataclasses, datetime, decimal, difflib, enum, fractions
 import functools, hashlib, itertools, json, operator, random, re, statistics, string, textwrap
-import typing, uuid
+import time, typing, uuid
 def fn(x=1):
     return x
 class C:
@@ -327,6 +327,32 @@ add('bytearray', lambda: bytearray(b'x'))
 add('complex', lambda: 1j)
 add('slice', lambda: slice(1))
 add('range', lambda: range(2))
+add('exceptiongroup', lambda: ExceptionGroup('g', [ValueError(1)]))
+# Exceptions raised by host code carry host-chosen attributes (`obj`, `doc`, `pattern`, `args`).
+def caught(name, fn):
+    try:
+        fn()
+    except BaseException as e:
+        seeds['raised:' + name] = e
+caught('getattr', lambda: getattr(json, 'nope'))
+caught('shim-attr', lambda: json.nope)
+caught('tools-attr', lambda: tools.nope)
+caught('tools-arg', lambda: tools.f(object()))
+caught('json', lambda: json.loads('{'))
+caught('re', lambda: re.compile('('))
+caught('decimal', lambda: decimal.Decimal('x'))
+caught('copy-tools', lambda: copy.copy(tools))
+def imp():
+    import os
+caught('import', imp)
+caught('next', lambda: next(iter([])))
+caught('type3', lambda: type('X', (), {}))
+caught('strptime', lambda: time.strptime('x', '%Y'))
+caught('format', lambda: '{0.__class__}'.format(1))
+caught('datetime', lambda: datetime.datetime(0, 0, 0))
+caught('fraction', lambda: fractions.Fraction(1, 0))
+caught('statistics', lambda: statistics.mean([]))
+caught('uuid', lambda: uuid.UUID('x'))
 return seeds
 """
 
@@ -372,7 +398,10 @@ def build_roots() -> list[tuple[str, Any]]:
     importer = b["__import__"]
     for mod in shims.ALLOWED_MODULES:
         roots.append((f"import {mod}", importer(mod, g, None, (), 0)))
-    for name, value in _run_sync(SEED_SNIPPET).items():
+    seeds = _run_sync(SEED_SNIPPET)
+    failed = {name: repr(value) for name, value in seeds.items() if name.endswith("!")}
+    assert not failed, f"seed expressions failed (the crawl would miss what they make): {failed}"
+    for name, value in seeds.items():
         roots.append((f"seed:{name}", value))
     return roots
 
