@@ -11,6 +11,7 @@ from __future__ import annotations
 import _string
 import abc
 import builtins as _builtins
+import enum
 import string
 import weakref
 from collections import deque
@@ -115,6 +116,34 @@ def _is_abc(obj: Any) -> bool:
     return isinstance(origin, abc.ABCMeta)
 
 
+class ReadOnly:
+    """Marker base for host-made objects a snippet may use but never modify (module shims, the
+    bindings namespace)."""
+
+    __slots__ = ()
+
+
+def _hidden_base(cls: type) -> bool:
+    """The stdlib's memberless enum bases (`Enum`, `IntEnum`, `Flag`, ...): their functional API
+    builds classes from data with no name checks; the `enum` shim offers checked subclasses."""
+    return type(cls) is enum.EnumType and not cls._member_map_
+
+
+class _VisibleMro(ReadOnly):
+    """`cls.mro` for snippets: the method resolution order without the hidden bases."""
+
+    __slots__ = ("_cls",)
+
+    def __init__(self, cls: type) -> None:
+        object.__setattr__(self, "_cls", cls)
+
+    def __call__(self) -> list[type]:
+        return [c for c in type.mro(self._cls) if not _hidden_base(c)]
+
+    def __repr__(self) -> str:
+        return "<built-in method mro>"
+
+
 def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
     """`getattr` for snippets: refuses private and frame/code attributes; swaps in a safe
     `str.format` for every str and str subclass, instance or class."""
@@ -122,6 +151,8 @@ def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
     problem = attribute_problem(name)
     if problem:
         raise AttributeError(problem)
+    if name == "mro" and isinstance(obj, type):
+        return _VisibleMro(obj)
     if name == "register" and _is_abc(obj):
         raise AttributeError(
             "ABC registration is not available in the sandbox (it would change classes shared with the host)"
@@ -177,13 +208,6 @@ class SafeType(metaclass=_TypeMeta):
 
 SafeType.__name__ = "type"
 SafeType.__qualname__ = "type"
-
-
-class ReadOnly:
-    """Marker base for host-made objects a snippet may use but never modify (module shims, the
-    bindings namespace)."""
-
-    __slots__ = ()
 
 
 class RunGuards:

@@ -43,8 +43,9 @@ FILENAME = "<snippet>"
 ENTRY_POINT = "__snippet__"
 
 #: Attribute names that always pass through the runtime `_getattr_` guard: the real `str.format`
-#: traverses attributes, and an ABC's `register` changes a (possibly host) class.
-RUNTIME_CHECKED_ATTRIBUTES = frozenset({"format", "format_map", "register"})
+#: traverses attributes, an ABC's `register` changes a (possibly host) class, and `mro()` lists
+#: base classes the sandbox keeps out of reach (the real, unchecked enum bases).
+RUNTIME_CHECKED_ATTRIBUTES = frozenset({"format", "format_map", "register", "mro"})
 
 #: "_" attributes a snippet may read: names and docs are plain strings, and `_asdict` and friends
 #: are the public API of named tuples. None of them mutates or leads to a frame or a module.

@@ -107,7 +107,7 @@ def _public(module: Any, exclude: Iterable[str] = ()) -> dict[str, Any]:
 
 #: Attribute names the data-driven getters refuse on top of the usual rules: the real
 #: `str.format` traverses attributes, and ABC `register` changes host classes.
-_GETTER_REFUSED = frozenset({"format", "format_map", "register"})
+_GETTER_REFUSED = frozenset({"format", "format_map", "register", "mro"})
 
 
 def _checked_names(names: tuple[Any, ...], count: int, what: str) -> list[Any]:
