@@ -151,8 +151,12 @@ class Execution:
     def step(self) -> None:
         """Run every runnable snippet task until each waits. Decimal arithmetic uses the run's
         own context, so flags and precision never leak into the host thread's context."""
-        with decimal.localcontext(self.decimal_context):
+        saved = decimal.getcontext()
+        decimal.setcontext(self.decimal_context)
+        try:
             self.scheduler.run_ready()
+        finally:
+            decimal.setcontext(saved)
 
     def start(self) -> None:
         """Define the snippet function and start its coroutine (nothing of the body runs yet)."""
