@@ -222,6 +222,120 @@ def _safe_enum_classes() -> dict[str, Any]:
     return classes
 
 
+#: The `re` functions whose pattern and flags a snippet passes; see `_plain_re`.
+_RE_FUNCTIONS = (
+    "compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split",
+)
+
+
+def _plain_re(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`re` keeps a process-wide cache keyed on (pattern, flags) as passed: a snippet's `int`
+    subclass with a lying `__eq__`/`__hash__` as flags could poison what the host's own `re`
+    calls get back (in-process). Plain `str`/`bytes` and `int` go in instead."""
+
+    @functools.wraps(fn)
+    def call(pattern: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(pattern, str):
+            pattern = str.__str__(pattern)
+        elif isinstance(pattern, (bytes, bytearray)):
+            pattern = bytes(pattern)
+        if "flags" in kwargs:
+            kwargs["flags"] = _plain_flags(kwargs["flags"])
+        elif fn.__name__ in _FLAGS_POSITION and len(args) > _FLAGS_POSITION[fn.__name__]:
+            i = _FLAGS_POSITION[fn.__name__]
+            args = (*args[:i], _plain_flags(args[i]), *args[i + 1 :])
+        return fn(pattern, *args, **kwargs)
+
+    return call
+
+
+#: Where `flags` sits among the arguments after the pattern, per function.
+_FLAGS_POSITION = {
+    "compile": 0, "search": 1, "match": 1, "fullmatch": 1, "findall": 1, "finditer": 1,
+    "sub": 3, "subn": 3, "split": 2,
+}
+
+
+def _plain_flags(flags: Any) -> Any:
+    return re.RegexFlag(int.__int__(flags)) if isinstance(flags, int) else flags
+
+
+class cached_property(functools.cached_property):  # noqa: N801 - the stdlib's name
+    """`functools.cached_property` whose attribute name is checked when it is used: the cached
+    value is written straight into the instance's `__dict__`, so a renamed property could plant
+    `__reduce_ex__` or other dunders there."""
+
+    def __set_name__(self, owner: Any, name: str) -> None:
+        _check_cache_name(name)
+        super().__set_name__(owner, name)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        _check_cache_name(self.attrname)
+        return super().__get__(instance, owner)
+
+
+def _check_cache_name(name: Any) -> None:
+    if name is None:
+        return
+    problem = attribute_problem(plain_name(name), write=True) if isinstance(name, str) else "bad name"
+    if problem or type(name) is not str:
+        raise TypeError(f"cached_property name {name!r} is not allowed in the sandbox")
+
+
+#: Names `copy` looks up on an *instance* (or writes back with setattr): none of them may come from
+#: an instance dictionary, where host code such as cached_property could have put them.
+_COPY_HOOKS = frozenset(
+    {"__reduce_ex__", "__reduce__", "__deepcopy__", "__copy__", "__setstate__", "__getstate__",
+     "__class__", "__dict__", "__getattr__", "__getattribute__"}
+)
+
+#: Objects a copy check walks before giving up (a copy that large is not a snippet's business).
+_MAX_COPY_WALK = 200_000
+
+
+def _copy_problem(obj: Any, deep: bool) -> None:
+    """Refuse to copy objects whose instance dictionaries hold the hooks `copy` looks up on the
+    instance (`__reduce_ex__`, `__deepcopy__`, ...): their results drive `setattr` with any name
+    on any object. Deep copies are checked all the way down."""
+    seen: set[int] = set()
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if len(seen) > _MAX_COPY_WALK:
+            raise ValueError("the object is too large to copy in the sandbox")
+        try:
+            attrs = object.__getattribute__(item, "__dict__")
+        except (AttributeError, TypeError):
+            attrs = None
+        if type(attrs) is dict and not isinstance(item, type):
+            for key in dict.keys(attrs):
+                if type(key) is not str or key in _COPY_HOOKS:
+                    raise TypeError(f"cannot copy a '{type(item).__name__}' holding attribute {key!r}")
+            if deep:
+                stack.extend(dict.values(attrs))
+        if not deep:
+            continue
+        if isinstance(item, dict):
+            stack.extend(dict.keys(item))
+            stack.extend(dict.values(item))
+        elif isinstance(item, (list, tuple, set, frozenset, collections.deque)):
+            base = next(b for b in (list, tuple, set, frozenset, collections.deque) if isinstance(item, b))
+            stack.extend(base.__iter__(item))
+
+
+def _checked_copy(x: Any) -> Any:
+    _copy_problem(x, deep=False)
+    return copy.copy(x)
+
+
+def _checked_deepcopy(x: Any, memo: Any = None) -> Any:
+    _copy_problem(x, deep=True)
+    return copy.deepcopy(x, memo)
+
+
 ALLOWED_MODULES: tuple[str, ...] = (
     "asyncio", "base64", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal",
     "difflib", "enum", "fractions", "functools", "hashlib", "heapq", "itertools", "json", "math",
@@ -236,14 +350,16 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
     return {
         "json": _pick(json, ["dumps", "loads", "JSONDecodeError"]),
         "math": _public(math),
-        "re": _pick(
-            re,
-            [
-                "compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn",
-                "split", "escape", "error", "Pattern", "Match", "IGNORECASE", "I", "MULTILINE",
-                "M", "DOTALL", "S", "VERBOSE", "X", "ASCII", "A", "UNICODE", "U", "NOFLAG",
-            ],
-        ),
+        "re": {
+            **{name: _plain_re(getattr(re, name)) for name in _RE_FUNCTIONS},
+            **_pick(
+                re,
+                [
+                    "escape", "error", "Pattern", "Match", "IGNORECASE", "I", "MULTILINE", "M",
+                    "DOTALL", "S", "VERBOSE", "X", "ASCII", "A", "UNICODE", "U", "NOFLAG",
+                ],
+            ),
+        },
         "datetime": _pick(
             datetime,
             ["date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR", "UTC"],
@@ -286,7 +402,7 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
             "attrgetter": attrgetter,
             "methodcaller": methodcaller,
         },
-        "copy": _pick(copy, ["copy", "deepcopy", "Error"]),
+        "copy": {"copy": _checked_copy, "deepcopy": _checked_deepcopy, "Error": copy.Error},
         "base64": _pick(
             base64,
             [
@@ -376,8 +492,9 @@ class ShimSet:
             return {
                 **_pick(
                     functools,
-                    ["reduce", "partial", "lru_cache", "cache", "cmp_to_key", "cached_property", "partialmethod"],
+                    ["reduce", "partial", "lru_cache", "cache", "cmp_to_key", "partialmethod"],
                 ),
+                "cached_property": cached_property,
                 "total_ordering": _owned_only(functools.total_ordering, guards, "total_ordering"),
             }
         if name == "dataclasses":

@@ -57,7 +57,6 @@ return [os.getpid(), os.environ.get(ENV_NAME)]
 """
 
 
-@HOLE("cached_property attrname + deepcopy instance __reduce_ex__ -> setattr on host class -> os")
 async def test_cached_property_reduce_ex_plant_escape_worker(sb):
     # The worker is a fresh, separate-uid process, so the corruption dies with it; the escape
     # still hands the snippet the worker's real `os` module (arbitrary code in the worker).
@@ -67,7 +66,6 @@ async def test_cached_property_reduce_ex_plant_escape_worker(sb):
     await sb.assert_next_run_ok()
 
 
-@HOLE("cached_property attrname + deepcopy instance __reduce_ex__ -> host attrgetter._count changed")
 def test_cached_property_reduce_ex_plant_inprocess(isolated, tmp_path):
     pwned = str(tmp_path / "pwned-inprocess.txt")
     check = (
@@ -87,7 +85,6 @@ return "escaped"
     assert report["next"]["error"] is None
 
 
-@HOLE("cached_property subclass can write a dunder key into its instance's __dict__")
 async def test_cached_property_attrname_cannot_name_a_dunder(sb):
     code = """
 import functools, copy
@@ -158,7 +155,6 @@ return bool(re.match("^[a-z]+$", "abc\\nrm -rf /"))
 """
 
 
-@HOLE("re._cache keyed by snippet int-subclass flags poisons the host's re.compile in-process")
 def test_re_cache_poisoning_by_flags_subclass(isolated):
     check = "import re\nstate = bool(re.match('^[a-z]+$', 'abc\\nrm -rf /'))"
     report = isolated(RE_POISON, check)
