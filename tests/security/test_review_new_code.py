@@ -259,3 +259,34 @@ return 1
     report = isolated(code, check)
     assert report["before"] == [False, True]
     assert report["after"] == report["before"]
+
+
+# == HOLE (in-process): _strptime's global regex cache keyed by a snippet str subclass ============
+#
+# datetime.datetime.strptime / time.strptime reach `_strptime` (the `_INTERNAL_IMPORTS` path) and
+# `_strptime._strptime` caches `_regex_cache[format] = compiled` with the caller's format object.
+# A snippet str subclass hashing like "%Y-%m-%d" and equal to everything plants the regex for
+# "%Y-%d-%m" under the host's key: the host's own later strptime("2020-01-02", "%Y-%m-%d") parses
+# day and month swapped (silently wrong dates), and the snippet's __eq__ keeps running in the host
+# after the run. Fix: pass `str.__str__(format)` (and the data string) in shims for time.strptime
+# and a datetime.strptime wrapper, as `_plain_re` does for re.
+@HOLE("strptime format str subclass poisons _strptime._regex_cache for the host (in-process)")
+def test_strptime_cache_poisoning_inprocess(isolated):
+    check = (
+        "import builtins, datetime\n"
+        "n = getattr(builtins, 'probe_n', 0)\n"
+        "builtins.probe_n = n + 1\n"
+        "state = None if n == 0 else datetime.datetime.strptime('2020-01-02', '%Y-%m-%d').month"
+    )
+    code = """
+import datetime
+class S(str):
+    def __hash__(self):
+        return hash('%Y-%m-%d')
+    def __eq__(self, o):
+        return True
+datetime.datetime.strptime('2020-02-01', S('%Y-%d-%m'))
+return 1
+"""
+    report = isolated(code, check)
+    assert report["after"] == 1, "the host's strptime parses day and month swapped"
