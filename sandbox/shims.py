@@ -260,6 +260,15 @@ def _plain_flags(flags: Any) -> Any:
     return re.RegexFlag(int.__int__(flags)) if isinstance(flags, int) else flags
 
 
+def _plain_strptime(data: Any, fmt: Any = "%a %b %d %H:%M:%S %Y") -> Any:
+    """`time.strptime` with plain strings: `_strptime` caches compiled formats process-wide,
+    keyed on the format object, which a `str` subclass could make lie."""
+    return time.strptime(
+        str.__str__(data) if isinstance(data, str) else data,
+        str.__str__(fmt) if isinstance(fmt, str) else fmt,
+    )
+
+
 class cached_property(functools.cached_property):  # noqa: N801 - the stdlib's name
     """`functools.cached_property` whose attribute name is checked when it is used: the cached
     value is written straight into the instance's `__dict__`, so a renamed property could plant
@@ -270,8 +279,26 @@ class cached_property(functools.cached_property):  # noqa: N801 - the stdlib's n
         super().__set_name__(owner, name)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        _check_cache_name(self.attrname)
-        return super().__get__(instance, owner)
+        if instance is None:
+            return self
+        # The name is read once, checked, and used for the store: the property's own function
+        # (snippet code) runs in between and could rename the property.
+        name = self.attrname
+        if name is None:
+            raise TypeError("cannot use cached_property without assigning it in a class body")
+        _check_cache_name(name)
+        name = str.__str__(name)
+        cache = object.__getattribute__(instance, "__dict__")
+        if type(cache) is not dict:
+            raise TypeError("cached_property needs an instance with a plain __dict__")
+        value = dict.get(cache, name, _MISSING_VALUE)
+        if value is _MISSING_VALUE:
+            value = self.func(instance)
+            dict.__setitem__(cache, name, value)
+        return value
+
+
+_MISSING_VALUE = object()
 
 
 def _check_cache_name(name: Any) -> None:
@@ -318,6 +345,10 @@ def _copy_problem(obj: Any, deep: bool) -> None:
                 stack.extend(dict.values(attrs))
         if not deep:
             continue
+        if isinstance(item, functools.partial):  # its arguments are copied too
+            stack.append(item.func)
+            stack.extend(item.args)
+            stack.extend(dict.values(item.keywords))
         if isinstance(item, dict):
             stack.extend(dict.keys(item))
             stack.extend(dict.values(item))
@@ -364,14 +395,14 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
             datetime,
             ["date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR", "UTC"],
         ),
-        "time": _pick(
+        "time": {**_pick(
             time,
             [
                 "time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
                 "process_time", "process_time_ns", "gmtime", "localtime", "mktime", "strftime",
                 "strptime", "asctime", "ctime", "struct_time", "timezone", "altzone", "daylight",
             ],
-        ),
+        ), "strptime": _plain_strptime},
         "itertools": _public(itertools),
         "collections": _pick(
             collections, ["Counter", "defaultdict", "OrderedDict", "deque", "namedtuple", "ChainMap"]
