@@ -1,12 +1,14 @@
 """Review: new ways to plant "_" keys in an object's or class's `__dict__`, or to make host code
 run setattr/getattr (or generate code) with a snippet-chosen name.
 
-The holes found here share one root: `type(dataclasses.field())` is the real
+Two holes. First, `type(dataclasses.field())` is the real
 `dataclasses.Field` class, a snippet may subclass it, and a subclass can override the `name`
 slot with a property. `@dataclass` trusts `Field.name`: it (1) pastes it into the source of the
 `__init__`/`__repr__`/`__eq__`/... it builds and `exec`s with the real builtins, and (2) calls
-`setattr(cls, f.name, f.default)` on the snippet's class. The rest of the cases pin down paths
-that are closed or harmless today.
+`setattr(cls, f.name, f.default)` on the snippet's class. Second, `cached_property.mro()` lists
+the real `functools.cached_property`, whose subclasses plant any name in an instance dict, and
+the copy walk misses bound methods' `__self__`, `defaultdict.default_factory` and
+`dataclasses.asdict` (real `copy.deepcopy`). The rest pin down paths that are closed or harmless.
 """
 
 from __future__ import annotations
@@ -219,3 +221,74 @@ async def test_planted_hook_in_defaultdict_factory_or_bound_self_still_refused(s
     code = "class A:\n    pass\na = A()\nsetattr(a, '__deepcopy__', print)\nreturn 1"
     result = await sb.run(code)
     sb.assert_error(result, "exception", "__deepcopy__")
+
+
+# -- 4. `.mro()` hands out the real functools.cached_property; the copy walk misses __self__ ------
+#
+# The shim's `cached_property` is a checking subclass, but `functools.cached_property.mro()[1]`
+# is the real class. A snippet subclass of it takes any `attrname` (an owned instance accepts
+# writes) and its `__get__` stores the value under that name in the instance dict: a planted
+# `__reduce_ex__`. `copy.deepcopy(c)` is refused by the walk, but the walk does not look into
+# a bound method's `__self__`, a defaultdict's `default_factory`, or what `dataclasses.asdict`
+# hands to the real (unchecked) `copy.deepcopy`, and each of those reaches the planted hook.
+REAL_CP_PLANT = """
+import functools, copy, textwrap, dataclasses, collections
+Real = functools.cached_property.mro()[1]
+class CP(Real):
+    pass
+def ident(x):
+    return x
+def red(proto):
+    return (ident, (textwrap.TextWrapper,), (None, {'wrap': lambda self, text: ['PWNED']}))
+cp = CP(lambda self: red)
+cp.attrname = '__reduce_ex__'
+class C:
+    def m(self):
+        return 1
+    def __call__(self):
+        return 0
+C.v = cp
+c = C()
+c.v
+try:
+    copy.deepcopy(c)
+except TypeError:
+    pass
+@dataclasses.dataclass
+class D:
+    x: object = None
+ROUTE
+return textwrap.wrap('a b c', 2)
+"""
+
+REAL_CP_ROUTES = {
+    "bound-method": "copy.deepcopy(c.m)",
+    "asdict": "dataclasses.asdict(D(c))",
+    "defaultdict-factory": "copy.deepcopy(collections.defaultdict(c))",
+}
+
+
+@pytest.mark.parametrize("route", sorted(REAL_CP_ROUTES))
+@HOLE("mro() exposes the real cached_property (plants __reduce_ex__); the copy walk misses this route")
+def test_real_cached_property_plant_cannot_reach_copy(isolated, route):
+    code = REAL_CP_PLANT.replace("ROUTE", REAL_CP_ROUTES[route])
+    report = isolated(code, "import textwrap\nstate = textwrap.wrap('a b', 1)")
+    assert not report["hung"]
+    assert report["after"] == report["before"] == ["a", "b"], report
+    assert report["result"]["error"] is not None, report["result"]
+
+
+@HOLE("mro() of the shim's cached_property lists the real functools.cached_property")
+async def test_cached_property_mro_hides_the_real_class(sb):
+    code = "import functools\nreturn [repr(c) for c in functools.cached_property.mro()]"
+    result = await sb.run(code)
+    assert result.ok, result
+    assert not any("functools.cached_property" in r for r in result.value), result.value
+
+
+@HOLE("the real cached_property writes a dunder into an instance dict (worker)")
+async def test_real_cached_property_plant_in_worker(sb):
+    code = REAL_CP_PLANT.replace("ROUTE", "copy.deepcopy(c.m)")
+    result = await sb.run(code)
+    sb.assert_no_leak(result)
+    assert result.value != ["PWNED"], result
