@@ -229,10 +229,10 @@ async def test_planted_hook_in_defaultdict_factory_or_bound_self_still_refused(s
 # is the real class. A snippet subclass of it takes any `attrname` (an owned instance accepts
 # writes) and its `__get__` stores the value under that name in the instance dict: a planted
 # `__reduce_ex__`. `copy.deepcopy(c)` is refused by the walk, but the walk does not look into
-# a bound method's `__self__`, a defaultdict's `default_factory`, or what `dataclasses.asdict`
+# a bound method's `__self__`, a defaultdict's `default_factory`, iterators, or what `dataclasses.asdict`
 # hands to the real (unchecked) `copy.deepcopy`, and each of those reaches the planted hook.
 REAL_CP_PLANT = """
-import functools, copy, textwrap, dataclasses, collections
+import functools, copy, textwrap, dataclasses, collections, itertools
 Real = functools.cached_property.mro()[1]
 class CP(Real):
     pass
@@ -265,6 +265,8 @@ REAL_CP_ROUTES = {
     "bound-method": "copy.deepcopy(c.m)",
     "asdict": "dataclasses.asdict(D(c))",
     "defaultdict-factory": "copy.deepcopy(collections.defaultdict(c))",
+    "list-iterator": "copy.deepcopy(iter([c]))",
+    "itertools-repeat": "copy.deepcopy(itertools.repeat(c, 1))",
 }
 
 
