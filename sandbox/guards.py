@@ -11,7 +11,9 @@ from __future__ import annotations
 import _string
 import abc
 import builtins as _builtins
+import dataclasses
 import enum
+import functools
 import string
 import weakref
 from collections import deque
@@ -123,10 +125,23 @@ class ReadOnly:
     __slots__ = ()
 
 
+#: Host classes a snippet may use but never subclass: a subclass can override what the host
+#: trusts. `dataclasses.Field`: `@dataclass` pastes `field.name` into generated source it
+#: `exec`s and `setattr`s it on the class; `functools.cached_property`: it writes its name
+#: straight into instance dicts (the `functools` shim offers a checked subclass instead).
+UNSUBCLASSABLE: tuple[type, ...] = (dataclasses.Field, functools.cached_property)
+
+#: Checked replacements the shims offer for unsubclassable host classes (filled in by the shims).
+CHECKED_REPLACEMENTS: set[type] = set()
+
+
 def _hidden_base(cls: type) -> bool:
-    """The stdlib's memberless enum bases (`Enum`, `IntEnum`, `Flag`, ...): their functional API
-    builds classes from data with no name checks; the `enum` shim offers checked subclasses."""
-    return type(cls) is enum.EnumType and not cls._member_map_
+    """Bases `mro()` leaves out: the stdlib's memberless enum bases (their functional API builds
+    classes from data with no name checks; the `enum` shim offers checked subclasses) and the
+    unsubclassable host classes behind the shims' checked replacements."""
+    if type(cls) is enum.EnumType and not cls._member_map_:
+        return True
+    return cls in UNSUBCLASSABLE
 
 
 class _VisibleMro(ReadOnly):
@@ -272,6 +287,10 @@ class _ClassFactory:
                 raise TypeError(f"class bases must be classes, got a '{type(base).__name__}'")
             if issubclass(base, type) or SafeType in base.__mro__:
                 raise TypeError("defining metaclasses is not allowed in the sandbox")
+            mro = type.mro(base)
+            for host in UNSUBCLASSABLE:
+                if host in mro and not any(c in CHECKED_REPLACEMENTS for c in mro):
+                    raise TypeError(f"'{host.__name__}' cannot be subclassed in the sandbox")
             base_meta = type(base)
             if issubclass(base_meta, meta):
                 meta = base_meta

@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from .guards import ReadOnly, RunGuards, attribute_problem, plain_name
+from .guards import CHECKED_REPLACEMENTS, ReadOnly, RunGuards, attribute_problem, plain_name
 
 
 class ModuleShim(ReadOnly):
@@ -161,6 +161,14 @@ class methodcaller(_CheckedGetter):  # noqa: N801 - the stdlib's name
     _count = 1
 
 
+def _refuse_field_subclasses(cls: Any) -> None:
+    """`@dataclass` trusts each `Field`'s name (it pastes it into generated source); only the
+    real `Field` class, whose name comes from the class body, may appear."""
+    for value in type.__getattribute__(cls, "__dict__").values():
+        if isinstance(value, dataclasses.Field) and type(value) is not dataclasses.Field:
+            raise TypeError("dataclass fields must be made with dataclasses.field()")
+
+
 def _owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable[..., Any]:
     """Class decorators that rewrite the class they get: only on the snippet's own classes."""
 
@@ -169,6 +177,7 @@ def _owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callabl
         if cls is None:
             return lambda c: decorate(c, **kwargs)
         guards.require_owned_class(cls, what)
+        _refuse_field_subclasses(cls)
         return fn(cls, **kwargs)
 
     return decorate
@@ -301,6 +310,9 @@ class cached_property(functools.cached_property):  # noqa: N801 - the stdlib's n
 _MISSING_VALUE = object()
 
 
+CHECKED_REPLACEMENTS.add(cached_property)
+
+
 def _check_cache_name(name: Any) -> None:
     if name is None:
         return
@@ -345,16 +357,31 @@ def _copy_problem(obj: Any, deep: bool) -> None:
                 stack.extend(dict.values(attrs))
         if not deep:
             continue
-        if isinstance(item, functools.partial):  # its arguments are copied too
-            stack.append(item.func)
-            stack.extend(item.args)
-            stack.extend(dict.values(item.keywords))
         if isinstance(item, dict):
             stack.extend(dict.keys(item))
             stack.extend(dict.values(item))
+            if isinstance(item, collections.defaultdict):
+                stack.append(item.default_factory)
         elif isinstance(item, (list, tuple, set, frozenset, collections.deque)):
             base = next(b for b in (list, tuple, set, frozenset, collections.deque) if isinstance(item, b))
             stack.extend(base.__iter__(item))
+        elif not isinstance(item, _ATOMS):
+            # Whatever copy will visit for this object: what its reduce protocol hands back
+            # (a bound method's __self__, a partial's arguments, an iterator's container, ...).
+            try:
+                reduced = object.__reduce_ex__(item, 4)
+            except Exception:
+                continue
+            if isinstance(reduced, tuple):
+                for part in reduced[1:]:
+                    if isinstance(part, (tuple, list, dict)):
+                        stack.append(part)
+                    elif part is not None and not isinstance(part, _ATOMS):
+                        stack.append(part)
+
+
+#: Types with nothing inside for a copy check to look at.
+_ATOMS = (type(None), bool, int, float, complex, str, bytes, type, ModuleShim)
 
 
 def _checked_copy(x: Any) -> Any:

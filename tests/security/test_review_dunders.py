@@ -51,7 +51,6 @@ return repr(C())
 """
 
 
-@HOLE("a dataclasses.Field subclass's `name` is pasted into the code @dataclass execs with real builtins")
 async def test_field_subclass_name_cannot_inject_code_worker(sb):
     code = FIELD_INJECTION.replace("EXPR", "repr(__import__('os').system)")
     result = await sb.run(code)
@@ -60,7 +59,6 @@ async def test_field_subclass_name_cannot_inject_code_worker(sb):
     assert result.error is not None, result
 
 
-@HOLE("a dataclasses.Field subclass's `name` is pasted into the code @dataclass execs with real builtins")
 async def test_field_subclass_name_cannot_read_host_file_inprocess(sb):
     code = FIELD_INJECTION.replace("EXPR", "open(SECRET_PATH).read()")
     result = await sb.run(code, backend="inprocess")
@@ -68,7 +66,6 @@ async def test_field_subclass_name_cannot_read_host_file_inprocess(sb):
     assert result.error is not None, result
 
 
-@HOLE("Field subclass `name` injection rewrites a host module attribute (in-process)")
 def test_field_subclass_name_cannot_change_host_module(isolated):
     code = FIELD_INJECTION.replace(
         "EXPR", "str(setattr(__import__('textwrap'), 'wrap', lambda *a, **k: ['PWNED']))"
@@ -110,7 +107,6 @@ return textwrap.wrap('a b c', 2)
 """
 
 
-@HOLE("Field subclass `name` makes @dataclass setattr __reduce_ex__ on the class; copy then writes host class attributes")
 def test_field_subclass_name_cannot_plant_class_dunder(isolated):
     report = isolated(FIELD_PLANT, "import textwrap\nstate = textwrap.wrap('a b', 1)")
     assert not report["hung"]
@@ -271,7 +267,6 @@ REAL_CP_ROUTES = {
 
 
 @pytest.mark.parametrize("route", sorted(REAL_CP_ROUTES))
-@HOLE("mro() exposes the real cached_property (plants __reduce_ex__); the copy walk misses this route")
 def test_real_cached_property_plant_cannot_reach_copy(isolated, route):
     code = REAL_CP_PLANT.replace("ROUTE", REAL_CP_ROUTES[route])
     report = isolated(code, "import textwrap\nstate = textwrap.wrap('a b', 1)")
@@ -280,7 +275,6 @@ def test_real_cached_property_plant_cannot_reach_copy(isolated, route):
     assert report["result"]["error"] is not None, report["result"]
 
 
-@HOLE("mro() of the shim's cached_property lists the real functools.cached_property")
 async def test_cached_property_mro_hides_the_real_class(sb):
     code = "import functools\nreturn [repr(c) for c in functools.cached_property.mro()]"
     result = await sb.run(code)
@@ -288,7 +282,6 @@ async def test_cached_property_mro_hides_the_real_class(sb):
     assert not any("functools.cached_property" in r for r in result.value), result.value
 
 
-@HOLE("the real cached_property writes a dunder into an instance dict (worker)")
 async def test_real_cached_property_plant_in_worker(sb):
     code = REAL_CP_PLANT.replace("ROUTE", "copy.deepcopy(c.m)")
     result = await sb.run(code)
