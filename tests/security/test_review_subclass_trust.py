@@ -318,3 +318,131 @@ return C().m()
     result = await sb.run(code)
     assert result.error is not None  # str.upper bound to a C instance: a type check, no escape
     sb.assert_no_leak(result)
+
+
+# == HOLE (full escape): copy.deepcopy trusts a snippet `memo` (dict subclass with its own get) ==
+#
+# `copy.deepcopy(x, memo)` asks `memo.get(id(obj), _nil)` for every object before copying it and
+# returns whatever `get` hands back. `_checked_deepcopy` walks `x` (clean) and then passes the
+# snippet's memo straight through, so `get` swaps in a state dict `{"__reduce_ex__": red}` for
+# the clean instance's `__dict__`; copy._reconstruct runs `y.__dict__.update(state)` and the
+# copy comes out with a reduce hook in its instance dict. `dataclasses.asdict` then deep-copies
+# that value with the RAW `copy.deepcopy` (no `_copy_problem` walk), which calls the hook and
+# runs `setattr(operator.attrgetter, "_count", -1)`: the shim's name check is off, and
+# attrgetter("__globals__") reaches the guards' real builtins -> os.
+MEMO_PLANT = """
+import copy, operator, dataclasses
+def red(proto):
+    return (lambda: operator.attrgetter, (), (None, {"count": 1, "_count": -1}))
+calls = []
+class M(dict):
+    def get(self, k, default=None):
+        calls.append(1)
+        if len(calls) == 3:  # x, type(x), then x's state dict
+            return {"__reduce_ex__": red}
+        return default
+class X:
+    pass
+x = X()
+x.a = 1
+planted = copy.deepcopy(x, M())
+@dataclasses.dataclass
+class D:
+    v: object
+dataclasses.asdict(D(planted))
+"""
+
+MEMO_ESCAPE = MEMO_PLANT + """
+g = operator.attrgetter("__globals__")(getattr)
+os = operator.attrgetter("__import__")(g["_builtins"])("os")
+return [os.getpid(), os.environ.get(ENV_NAME)]  # real os (the worker env is empty)
+"""
+
+
+@HOLE("copy.deepcopy(x, memo) trusts the snippet memo's get(); planted __reduce_ex__ + raw deepcopy in "
+      "dataclasses.asdict -> setattr(attrgetter, '_count', -1) -> real builtins")
+async def test_deepcopy_snippet_memo_escape_worker(sb):
+    result = await sb.run(MEMO_ESCAPE, backend="worker")
+    sb.assert_error(result, "exception")
+    await sb.assert_next_run_ok()
+
+
+@HOLE("same deepcopy-memo escape, in-process: host file written through real builtins")
+def test_deepcopy_snippet_memo_escape_inprocess(isolated, tmp_path):
+    pwned = str(tmp_path / "pwned-memo.txt")
+    check = (
+        "import os, sandbox.shims as s\n"
+        f"state = [s.attrgetter.__dict__.get('_count', 'inherited'), os.path.exists({pwned!r})]"
+    )
+    code = MEMO_PLANT + f"""
+g = operator.attrgetter("__globals__")(getattr)
+b = operator.attrgetter("__import__")(g["_builtins"])("builtins")
+b.open({pwned!r}, "w").close()
+return "escaped"
+"""
+    report = isolated(code, check)
+    assert report["before"] == ["inherited", False]
+    assert report["after"] == report["before"], "the snippet changed the host class / wrote a host file"
+    assert report["result"]["error"] is not None
+
+
+@HOLE("a snippet memo lets copy.deepcopy plant a dunder key in a copy's instance __dict__")
+async def test_deepcopy_memo_cannot_plant_instance_dunders(sb):
+    code = """
+import copy
+calls = []
+class M(dict):
+    def get(self, k, default=None):
+        calls.append(1)
+        if len(calls) == 3:
+            return {"__reduce_ex__": len}
+        return default
+class X:
+    pass
+x = X()
+x.a = 1
+y = copy.deepcopy(x, M())
+copy.copy(y)  # the checked copy refuses a copy holding an instance-dict hook
+return "planted"
+"""
+    result = await sb.run(code)
+    # Fixed means deepcopy refuses the memo (or ignores it): no copy with a planted hook.
+    assert result.error is not None and "holding attribute" not in result.error.message, result
+
+
+@HOLE("dataclasses.asdict/astuple deep-copy leaf values with the raw copy.deepcopy (no _copy_problem walk)")
+async def test_asdict_uses_checked_deepcopy(sb):
+    # A partial whose args hold something _copy_problem refuses: copy.deepcopy refuses it,
+    # dataclasses.asdict must too.
+    code = """
+import copy, dataclasses, functools
+calls = []
+class M(dict):
+    def get(self, k, default=None):
+        calls.append(1)
+        if len(calls) == 3:
+            return {"__copy__": len}
+        return default
+class X:
+    pass
+x = X()
+x.a = 1
+try:
+    y = copy.deepcopy(x, M())
+except Exception:
+    return "memo refused"
+@dataclasses.dataclass
+class D:
+    v: object
+out = []
+for fn in (copy.deepcopy, lambda o: dataclasses.asdict(D(o)), lambda o: dataclasses.astuple(D(o))):
+    try:
+        fn(y)
+        out.append("copied")
+    except TypeError:
+        out.append("refused")
+return out
+"""
+    result = await sb.run(code)
+    assert result.ok, result
+    assert result.value == "memo refused" or result.value == ["refused", "refused", "refused"], result.value
