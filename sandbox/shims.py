@@ -390,8 +390,45 @@ def _checked_copy(x: Any) -> Any:
 
 
 def _checked_deepcopy(x: Any, memo: Any = None) -> Any:
+    # A memo decides what each object's copy is (and keeps the originals): a snippet's memo
+    # could substitute anything for any copy, so none is accepted.
+    if memo is not None:
+        raise TypeError("deepcopy(memo=...) is not supported in the sandbox")
     _copy_problem(x, deep=True)
-    return copy.deepcopy(x, memo)
+    return copy.deepcopy(x)
+
+
+def _checked_copying(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`dataclasses.asdict`/`astuple` deep-copy the values they find: the same check first."""
+
+    @functools.wraps(fn)
+    def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        _copy_problem(obj, deep=True)
+        return fn(obj, *args, **kwargs)
+
+    return call
+
+
+def _plain_escape(pattern: Any) -> Any:
+    """`re.escape` with a plain string: it calls `pattern.translate(<re's own table>)`, which a
+    `str` subclass could use to get (and change) that shared table."""
+    if isinstance(pattern, str):
+        pattern = str.__str__(pattern)
+    elif isinstance(pattern, (bytes, bytearray)):
+        pattern = bytes(pattern)
+    return re.escape(pattern)
+
+
+class Template(string.Template):
+    """`string.Template` whose subclasses' pattern settings are made plain strings before the
+    stdlib compiles them (it escapes `delimiter` through `re.escape`, see `_plain_escape`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        for name in ("delimiter", "idpattern", "braceidpattern"):
+            value = type.__getattribute__(cls, name)
+            if isinstance(value, str):
+                type.__setattr__(cls, name, str.__str__(value))
+        super().__init_subclass__(**kwargs)
 
 
 ALLOWED_MODULES: tuple[str, ...] = (
@@ -410,10 +447,11 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
         "math": _public(math),
         "re": {
             **{name: _plain_re(getattr(re, name)) for name in _RE_FUNCTIONS},
+            "escape": _plain_escape,
             **_pick(
                 re,
                 [
-                    "escape", "error", "Pattern", "Match", "IGNORECASE", "I", "MULTILINE", "M",
+                    "error", "Pattern", "Match", "IGNORECASE", "I", "MULTILINE", "M",
                     "DOTALL", "S", "VERBOSE", "X", "ASCII", "A", "UNICODE", "U", "NOFLAG",
                 ],
             ),
@@ -439,9 +477,9 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
             string,
             [
                 "ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits",
-                "octdigits", "punctuation", "printable", "whitespace", "capwords", "Template",
+                "octdigits", "punctuation", "printable", "whitespace", "capwords",
             ],
-        ),
+        ) | {"Template": Template},
         "textwrap": _pick(textwrap, ["wrap", "fill", "dedent", "indent", "shorten", "TextWrapper"]),
         "decimal": _pick(
             decimal,
@@ -560,10 +598,12 @@ class ShimSet:
                 **_pick(
                     dataclasses,
                     [
-                        "field", "fields", "asdict", "astuple", "replace", "is_dataclass",
+                        "field", "fields", "replace", "is_dataclass",
                         "FrozenInstanceError", "MISSING", "KW_ONLY", "InitVar",
                     ],
                 ),
+                "asdict": _checked_copying(dataclasses.asdict),
+                "astuple": _checked_copying(dataclasses.astuple),
                 "dataclass": _owned_only(dataclasses.dataclass, guards, "@dataclass"),
             }
         raise KeyError(name)  # pragma: no cover

@@ -40,7 +40,6 @@ return len(got)
 """
 
 
-@HOLE("re.escape passes re._special_chars_map to a snippet str subclass's translate(); host re.escape poisoned")
 def test_re_escape_table_not_handed_to_snippet(isolated):
     check = "import re\nstate = [re.escape('a.q'), bool(re.fullmatch(re.escape('q'), 'anything'))]"
     report = isolated(RE_ESCAPE_POISON, check)
@@ -64,7 +63,6 @@ return len(got)
 """
 
 
-@HOLE("string.Template.__init_subclass__ -> re.escape(cls.delimiter) hands re._special_chars_map to the snippet")
 def test_template_delimiter_does_not_reach_re_escape_table(isolated):
     check = "import re\nstate = re.escape('a.b')"
     report = isolated(TEMPLATE_DELIMITER_POISON, check)
@@ -102,7 +100,7 @@ return textwrap.fill("qqq")
 """
 
 
-@HOLE("textwrap.TextWrapper.unicode_whitespace_trans is a mutable host dict (public attr and via translate())")
+@pytest.mark.xfail(strict=True, reason="in-process limitation (SECURITY.md): TextWrapper.unicode_whitespace_trans is a mutable public class attribute shared with the host")
 def test_textwrap_translate_table_not_shared(isolated):
     check = "import textwrap\nstate = textwrap.fill('qqq')"
     report = isolated(TEXTWRAP_POISON, check)
@@ -133,7 +131,6 @@ return [type(x).__name__ for x in (kept[0] if kept else [])]
 """
 
 
-@HOLE("copy.deepcopy(x, memo) leaks originals (bound-method __self__) through memo[id(memo)]")
 async def test_deepcopy_memo_does_not_leak_method_self(sb):
     result = await sb.run(MEMO_SELF, backend="worker")
     sb.assert_no_leak(result)
@@ -359,15 +356,12 @@ return [os.getpid(), os.environ.get(ENV_NAME)]  # real os (the worker env is emp
 """
 
 
-@HOLE("copy.deepcopy(x, memo) trusts the snippet memo's get(); planted __reduce_ex__ + raw deepcopy in "
-      "dataclasses.asdict -> setattr(attrgetter, '_count', -1) -> real builtins")
 async def test_deepcopy_snippet_memo_escape_worker(sb):
     result = await sb.run(MEMO_ESCAPE, backend="worker")
     sb.assert_error(result, "exception")
     await sb.assert_next_run_ok()
 
 
-@HOLE("same deepcopy-memo escape, in-process: host file written through real builtins")
 def test_deepcopy_snippet_memo_escape_inprocess(isolated, tmp_path):
     pwned = str(tmp_path / "pwned-memo.txt")
     check = (
@@ -386,7 +380,6 @@ return "escaped"
     assert report["result"]["error"] is not None
 
 
-@HOLE("a snippet memo lets copy.deepcopy plant a dunder key in a copy's instance __dict__")
 async def test_deepcopy_memo_cannot_plant_instance_dunders(sb):
     code = """
 import copy
@@ -410,7 +403,6 @@ return "planted"
     assert result.error is not None and "holding attribute" not in result.error.message, result
 
 
-@HOLE("dataclasses.asdict/astuple deep-copy leaf values with the raw copy.deepcopy (no _copy_problem walk)")
 async def test_asdict_uses_checked_deepcopy(sb):
     # A partial whose args hold something _copy_problem refuses: copy.deepcopy refuses it,
     # dataclasses.asdict must too.
