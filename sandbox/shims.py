@@ -337,6 +337,7 @@ def _copy_problem(obj: Any, deep: bool) -> None:
     instance (`__reduce_ex__`, `__deepcopy__`, ...): their results drive `setattr` with any name
     on any object. Deep copies are checked all the way down."""
     seen: set[int] = set()
+    kept: list[Any] = []
     stack = [obj]
     while stack:
         item = stack.pop()
@@ -372,6 +373,7 @@ def _copy_problem(obj: Any, deep: bool) -> None:
                 reduced = object.__reduce_ex__(item, 4)
             except Exception:
                 continue
+            kept.append(reduced)  # alive until the walk ends, so no id() is reused while it runs
             if isinstance(reduced, tuple):
                 for part in reduced[1:]:
                     if isinstance(part, (tuple, list, dict)):
