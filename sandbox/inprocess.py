@@ -10,7 +10,9 @@ Use the worker backend for anything a model wrote.
 from __future__ import annotations
 
 import math
+import sys
 import time
+import typing
 from collections.abc import Mapping
 
 import anyio
@@ -70,6 +72,7 @@ class InProcessRuntime:
             return outcome
         finally:
             sched.close()
+            _clear_shared_caches()
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,
@@ -128,3 +131,23 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
         return execution.failure(execution.describe_exception(exc))
     except RecursionError as exc:
         return execution.failure(execution.describe_exception(exc))
+
+
+def _clear_shared_caches() -> None:
+    """Drop the stdlib's process-wide caches a run may have filled with its own objects.
+
+    `typing` caches subscriptions (`List[x]`) and `_strptime` compiled formats, keyed on objects
+    the snippet passed; a snippet object with a lying `__eq__`/`__hash__` would otherwise answer
+    the host's own later lookups. Clearing after the run bounds that to the run itself (host
+    bindings running during the run can still see it: the in-process backend is for trusted
+    code). The caches refill on use.
+    """
+    for clear in list(typing._cleanups):  # type: ignore[attr-defined]
+        try:
+            clear()
+        except Exception:  # pragma: no cover - a cache without a clear() is not ours to fix
+            pass
+    strptime = sys.modules.get("_strptime")
+    if strptime is not None:
+        with strptime._cache_lock:  # type: ignore[attr-defined]
+            strptime._regex_cache.clear()  # type: ignore[attr-defined]

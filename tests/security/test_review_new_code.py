@@ -277,7 +277,6 @@ return 1
 # day and month swapped (silently wrong dates), and the snippet's __eq__ keeps running in the host
 # after the run. Fix: pass `str.__str__(format)` (and the data string) in shims for time.strptime
 # and a datetime.strptime wrapper, as `_plain_re` does for re.
-@HOLE("strptime format str subclass poisons _strptime._regex_cache for the host (in-process)")
 def test_strptime_cache_poisoning_inprocess(isolated):
     check = (
         "import builtins, datetime\n"

@@ -211,7 +211,6 @@ return repr(typing.List[int])
 """
 
 
-@HOLE("typing._tp_cache keyed by a lying snippet object poisons the host's typing.List[int]")
 def test_typing_cache_poisoning(isolated):
     check = "import typing\nstate = typing.List[int].__args__[0] is int"
     report = isolated(TYPING_POISON, check)
