@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._names import RESERVED_METHODS
-from ._schema import resolve_pointer
+from ._schema import object_schema_at_root, resolve_pointer
 from ._sdk import SDK
 
 __all__ = ["Diagnostic", "check"]
@@ -256,11 +256,8 @@ def _walk(tree: ast.AST) -> Iterator[ast.AST]:
 
 def _params_object(params: Any) -> Mapping[str, Any] | None:
     """The parameter schema when it is a plain object schema, else None (check nothing)."""
-    schema = params
-    for _ in range(8):
-        if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
-            schema = resolve_pointer(params, schema["$ref"])[1]
-    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+    schema = object_schema_at_root(params)
+    if schema is None:
         return None
     if any(
         k in schema for k in ("allOf", "anyOf", "oneOf", "$ref", "not", "if", "dependentSchemas")

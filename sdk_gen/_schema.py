@@ -159,6 +159,18 @@ def resolve_pointer(root: Any, ref: str) -> tuple[bool, Any]:
     return True, node
 
 
+def object_schema_at_root(params: Any) -> Mapping[str, Any] | None:
+    """`params` after following a chain of root `$ref`s (at most 8), if it is an object-typed
+    schema; else None. Shared by SDK generation and the pre-flight check."""
+    schema = params
+    for _ in range(8):
+        if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
+            schema = resolve_pointer(params, schema["$ref"])[1]
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        return None
+    return schema
+
+
 def _is_plain_object(schema: Any) -> bool:
     """An object schema that can be a TypedDict as a whole (no combinators beside it)."""
     return (
@@ -425,11 +437,8 @@ class ToolConverter:
 
     def _object_root(self, params: Any) -> Mapping[str, Any] | None:
         """The parameters as one object schema (following a root `$ref` or `allOf`), or None."""
-        schema = params
-        for _ in range(8):
-            if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
-                schema = resolve_pointer(params, schema["$ref"])[1]
-        if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        schema = object_schema_at_root(params)
+        if schema is None:
             return None
         if isinstance(schema.get("allOf"), list):
             merged = self._merge_all_of(schema["allOf"])
