@@ -195,3 +195,50 @@ def run_inprocess_isolated(code: str, check: str, *, timeout: float = 20.0, wall
 @pytest.fixture
 def isolated():
     return run_inprocess_isolated
+
+
+#: What a snippet does once a plant has switched off the shim attrgetter's name check (its
+#: `_count`): read `__globals__`, then import the real `os`.
+ATTRGETTER_ESCAPE = """
+g = operator.attrgetter("__globals__")(getattr)
+os = operator.attrgetter("__import__")(g["_builtins"])("os")
+return [os.getpid(), os.environ.get(ENV_NAME)]
+"""
+
+
+class AttrgetterPlant:
+    """Checks for gadgets that try to switch off the shim attrgetter's check: in a worker the
+    escape must fail; in-process (in a child interpreter) the shared class and the host files
+    must stay untouched."""
+
+    def __init__(self, sb: SB, tmp_path: Path) -> None:
+        self.sb = sb
+        self.tmp_path = tmp_path
+
+    async def assert_worker_escape_fails(self, plant: str) -> None:
+        result = await self.sb.run(plant + ATTRGETTER_ESCAPE, backend="worker")
+        self.sb.assert_error(result, "exception")
+        await self.sb.assert_next_run_ok()
+
+    def assert_inprocess_contained(self, plant: str) -> dict[str, Any]:
+        pwned = str(self.tmp_path / "pwned-inprocess.txt")
+        check = (
+            "import os, sandbox.shims as s\n"
+            f"state = [s.attrgetter.__dict__.get('_count', 'inherited'), os.path.exists({pwned!r})]"
+        )
+        code = plant + f"""
+g = operator.attrgetter("__globals__")(getattr)
+b = operator.attrgetter("__import__")(g["_builtins"])("builtins")
+b.open({pwned!r}, "w").close()
+return "escaped"
+"""
+        report = run_inprocess_isolated(code, check)
+        assert report["before"] == ["inherited", False]
+        assert report["after"] == report["before"], "the snippet changed the host class / wrote a host file"
+        assert report["result"]["error"] is not None
+        return report
+
+
+@pytest.fixture
+def attrgetter_plant(sb: SB, tmp_path: Path) -> AttrgetterPlant:
+    return AttrgetterPlant(sb, tmp_path)

@@ -42,36 +42,13 @@ v.x
 copy.deepcopy(functools.partial(print, v))
 """
 
-ESCAPE = PLANT + """
-g = operator.attrgetter("__globals__")(getattr)
-imp = operator.attrgetter("__import__")(g["_builtins"])
-os = imp("os")
-return [os.getpid(), os.environ.get(ENV_NAME)]
-"""
+
+async def test_cached_property_toctou_partial_deepcopy_escape_worker(attrgetter_plant):
+    await attrgetter_plant.assert_worker_escape_fails(PLANT)
 
 
-async def test_cached_property_toctou_partial_deepcopy_escape_worker(sb):
-    result = await sb.run(ESCAPE, backend="worker")
-    sb.assert_error(result, "exception")
-    await sb.assert_next_run_ok()
-
-
-def test_cached_property_toctou_partial_deepcopy_inprocess(isolated, tmp_path):
-    pwned = str(tmp_path / "pwned-inprocess.txt")
-    check = (
-        "import os, sandbox.shims as s\n"
-        f"state = [s.attrgetter.__dict__.get('_count', 'inherited'), os.path.exists({pwned!r})]"
-    )
-    code = PLANT + f"""
-g = operator.attrgetter("__globals__")(getattr)
-b = operator.attrgetter("__import__")(g["_builtins"])("builtins")
-b.open({pwned!r}, "w").close()
-return "escaped"
-"""
-    report = isolated(code, check)
-    assert report["before"] == ["inherited", False]
-    assert report["after"] == report["before"], "the snippet changed the host class / wrote a host file"
-    assert report["result"]["error"] is not None
+def test_cached_property_toctou_partial_deepcopy_inprocess(attrgetter_plant):
+    attrgetter_plant.assert_inprocess_contained(PLANT)
 
 
 async def test_cached_property_rename_during_func_plants_nothing(sb):

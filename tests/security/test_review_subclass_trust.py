@@ -349,35 +349,13 @@ class D:
 dataclasses.asdict(D(planted))
 """
 
-MEMO_ESCAPE = MEMO_PLANT + """
-g = operator.attrgetter("__globals__")(getattr)
-os = operator.attrgetter("__import__")(g["_builtins"])("os")
-return [os.getpid(), os.environ.get(ENV_NAME)]  # real os (the worker env is empty)
-"""
+
+async def test_deepcopy_snippet_memo_escape_worker(attrgetter_plant):
+    await attrgetter_plant.assert_worker_escape_fails(MEMO_PLANT)
 
 
-async def test_deepcopy_snippet_memo_escape_worker(sb):
-    result = await sb.run(MEMO_ESCAPE, backend="worker")
-    sb.assert_error(result, "exception")
-    await sb.assert_next_run_ok()
-
-
-def test_deepcopy_snippet_memo_escape_inprocess(isolated, tmp_path):
-    pwned = str(tmp_path / "pwned-memo.txt")
-    check = (
-        "import os, sandbox.shims as s\n"
-        f"state = [s.attrgetter.__dict__.get('_count', 'inherited'), os.path.exists({pwned!r})]"
-    )
-    code = MEMO_PLANT + f"""
-g = operator.attrgetter("__globals__")(getattr)
-b = operator.attrgetter("__import__")(g["_builtins"])("builtins")
-b.open({pwned!r}, "w").close()
-return "escaped"
-"""
-    report = isolated(code, check)
-    assert report["before"] == ["inherited", False]
-    assert report["after"] == report["before"], "the snippet changed the host class / wrote a host file"
-    assert report["result"]["error"] is not None
+def test_deepcopy_snippet_memo_escape_inprocess(attrgetter_plant):
+    attrgetter_plant.assert_inprocess_contained(MEMO_PLANT)
 
 
 async def test_deepcopy_memo_cannot_plant_instance_dunders(sb):

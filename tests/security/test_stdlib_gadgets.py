@@ -49,39 +49,16 @@ v.x
 copy.deepcopy(v)
 """
 
-ESCAPE = PLANT + """
-g = operator.attrgetter("__globals__")(getattr)
-imp = operator.attrgetter("__import__")(g["_builtins"])
-os = imp("os")
-return [os.getpid(), os.environ.get(ENV_NAME)]
-"""
 
-
-async def test_cached_property_reduce_ex_plant_escape_worker(sb):
+async def test_cached_property_reduce_ex_plant_escape_worker(attrgetter_plant):
     # The worker is a fresh, separate-uid process, so the corruption dies with it; the escape
     # still hands the snippet the worker's real `os` module (arbitrary code in the worker).
     # The in-process variant is run in a child process (below): it corrupts shared host state.
-    result = await sb.run(ESCAPE, backend="worker")
-    sb.assert_error(result, "exception")
-    await sb.assert_next_run_ok()
+    await attrgetter_plant.assert_worker_escape_fails(PLANT)
 
 
-def test_cached_property_reduce_ex_plant_inprocess(isolated, tmp_path):
-    pwned = str(tmp_path / "pwned-inprocess.txt")
-    check = (
-        "import os, sandbox.shims as s\n"
-        f"state = [s.attrgetter.__dict__.get('_count', 'inherited'), os.path.exists({pwned!r})]"
-    )
-    code = PLANT + f"""
-g = operator.attrgetter("__globals__")(getattr)
-b = operator.attrgetter("__import__")(g["_builtins"])("builtins")
-b.open({pwned!r}, "w").close()
-return "escaped"
-"""
-    report = isolated(code, check)
-    assert report["before"] == ["inherited", False]
-    assert report["after"] == report["before"], "the snippet changed the host class / wrote a host file"
-    assert report["result"]["error"] is not None
+def test_cached_property_reduce_ex_plant_inprocess(attrgetter_plant):
+    report = attrgetter_plant.assert_inprocess_contained(PLANT)
     assert report["next"]["error"] is None
 
 
