@@ -151,4 +151,4 @@ def check_call_size(request: CallRequest, limit: int, label: str) -> None:
         )
 
 
-__all__ = ["Namespace", "Binding", "make_namespace", "did_you_mean", "NotJSONError"]
+__all__ = ["Binding", "Namespace", "check_call_size", "did_you_mean", "make_namespace"]
