@@ -92,6 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     tools = sub.add_parser("tools", help="list the loaded tools")
     loading(tools)
 
+    sub.add_parser("doctor", help="show which jail layers confine the worker backend on this host")
+
     check = sub.add_parser("check", help="run only the pre-flight check on a snippet file")
     check.add_argument("file")
     loading(check)
@@ -127,11 +129,51 @@ def _source(file: str, stdin: TextIO) -> tuple[str, str]:
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """The backend and limit options of every command that runs snippets (run, mcp serve)."""
     p.add_argument("--backend", choices=("worker", "inprocess"), default="worker")
+    p.add_argument("--allow-weak-jail", action="store_true",
+                   help="run on the worker backend even where its syscall filter cannot be "
+                        "installed (see `codemode doctor`); results then say jail=weak")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-time limit per run in seconds")
     p.add_argument("--memory", type=int, metavar="MIB", help="memory limit per run in MiB")
     p.add_argument("--max-tool-calls", type=int, metavar="N", help="sub-calls per run")
     p.add_argument("--max-parallel", type=int, default=10, metavar="N",
                    help="concurrent concurrency-safe sub-calls per run (default 10)")
+
+
+def backend_from_args(args: argparse.Namespace) -> sandbox.BackendName | sandbox.Runtime:
+    """The backend named by --backend, with --allow-weak-jail applied to the worker backend."""
+    if args.backend == "worker" and getattr(args, "allow_weak_jail", False):
+        return sandbox.WorkerRuntime(allow_weak_jail=True)
+    return args.backend
+
+
+def require_jail(backend: sandbox.BackendName | sandbox.Runtime) -> None:
+    """Refuse up front, as a usage error, when the worker backend cannot jail its workers here
+    and weaker confinement was not accepted: before any tool or MCP server is loaded."""
+    runtime = sandbox.get_runtime(backend)
+    if isinstance(runtime, sandbox.WorkerRuntime):
+        try:
+            status = runtime.jail_status()
+        except TimeoutError as exc:
+            raise sandbox.JailError(str(exc)) from exc
+        if not status.full and not runtime.allow_weak_jail:
+            raise sandbox.JailError(status.refusal())
+
+
+def _doctor(stdout: TextIO) -> int:
+    """Exit 0 when the worker backend gets its full jail here, 1 when it would refuse to run."""
+    import platform
+
+    try:
+        status = sandbox.jail_status("worker")
+    except TimeoutError as exc:
+        stdout.write(f"worker jail: unknown ({exc})\n")
+        return EXIT_FAILED
+    stdout.write(f"worker jail on {platform.system()} {platform.machine()}:\n{status.describe()}\n")
+    if status.full:
+        stdout.write("verdict: full (the syscall filter is in force)\n")
+        return EXIT_OK
+    stdout.write(f"verdict: weak; the worker backend refuses to run: {status.refusal()}\n")
+    return EXIT_FAILED
 
 
 #: The sandbox's lower bound for memory, in the unit of --memory.
@@ -291,12 +333,14 @@ async def _run_loaded(
     stdout: TextIO, stderr: TextIO,
 ) -> int:
     executor = ReplayExecutor.load(args.replay) if args.replay else None
+    backend = backend_from_args(args)
+    require_jail(backend)
     try:
         mode = CodeMode(
             registry,
             limits=limits,
             max_parallel_sub_calls=args.max_parallel,
-            backend=args.backend,
+            backend=backend,
             preflight=not args.no_preflight,
             executor=executor,
         )
@@ -329,6 +373,7 @@ async def _run_loaded(
             "error": None if result.error is None else {"kind": result.error.kind, "message": result.error.message},
             "calls": [c.to_json() for c in report.calls],
             "sdk_hash": report.sdk_hash,
+            "jail": result.jail,
         }
         stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
     elif report.ok:
@@ -419,12 +464,14 @@ def main(
             return _sdk(args, out, err)
         if args.command == "tools":
             return _tools(args, out, err)
+        if args.command == "doctor":
+            return _doctor(out)
         if args.command == "mcp":
             from .mcp.cli import mcp_serve_main
 
             return mcp_serve_main(args, registry=_registry(args), stderr=err)
         return _check(args, out, err, inp)
-    except (UsageError, CodemodeError) as exc:  # CodemodeError: a bad --mcp-config file
+    except (UsageError, CodemodeError, sandbox.JailError) as exc:  # CodemodeError: a bad --mcp-config file
         err.write(f"codemode: error: {exc}\n")
         return EXIT_USAGE
 

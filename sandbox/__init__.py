@@ -6,12 +6,13 @@ policy and run in a single-use, resource-limited worker process (or in-process, 
 code). It reaches the host only through named async functions ("bindings"), by JSON messages.
 """
 
-from .api import BackendName, Runtime, get_runtime, run
+from .api import BackendName, Runtime, get_runtime, jail_status, run
 from .control import RunController
 from .host import BindingError
 from .inprocess import InProcessRuntime
+from .jail import JailError, JailStatus
 from .limits import DEFAULT_LIMITS, Limits
-from .result import ERROR_KINDS, ErrorKind, RunError, RunResult
+from .result import ERROR_KINDS, ErrorKind, JailLevel, RunError, RunResult
 from .scheduler import ToolCallError
 from .shims import ALLOWED_MODULES
 from .workers import WorkerRuntime
@@ -24,6 +25,9 @@ __all__ = [
     "BindingError",
     "ErrorKind",
     "InProcessRuntime",
+    "JailError",
+    "JailLevel",
+    "JailStatus",
     "Limits",
     "RunController",
     "RunError",
@@ -32,6 +36,7 @@ __all__ = [
     "ToolCallError",
     "WorkerRuntime",
     "get_runtime",
+    "jail_status",
     "run",
 ]
 

@@ -9,6 +9,7 @@ from typing import Literal, Protocol
 from .control import RunController
 from .host import Bindings
 from .inprocess import InProcessRuntime
+from .jail import LAYERS, JailStatus
 from .limits import DEFAULT_LIMITS, Limits
 from .result import RunResult
 from .workers import WorkerRuntime
@@ -49,6 +50,18 @@ def get_runtime(backend: BackendName | Runtime = "worker") -> Runtime:
             runtime = WorkerRuntime() if backend == "worker" else InProcessRuntime()
             _defaults[backend] = runtime
         return runtime
+
+
+def jail_status(backend: BackendName | Runtime = "worker") -> JailStatus:
+    """Which jail layers confine runs on `backend` on this host: the one call that tells.
+
+    For the worker backend this starts its template if needed and blocks until it has
+    reported (well under a second). The in-process backend has no jail at all."""
+    runtime = get_runtime(backend)
+    if isinstance(runtime, WorkerRuntime):
+        return runtime.jail_status()
+    return JailStatus(missing={layer: f"the {runtime.name} backend runs in the host's own process"
+                               for layer in LAYERS})
 
 
 async def run(

@@ -32,6 +32,8 @@ ErrorKind = Literal[
     "invalid-result",
 ]
 
+JailLevel = Literal["full", "weak", "none"]
+
 ERROR_KINDS: tuple[str, ...] = ErrorKind.__args__  # type: ignore[attr-defined]
 
 
@@ -53,11 +55,14 @@ class RunResult:
     value: the returned lossless-JSON value (None when the snippet returned nothing).
     logs: printed output, one entry per line.
     error: None on success.
+    jail: how the run was confined: "full" (a worker under the syscall filter), "weak" (a
+        worker on a host without it, accepted with `allow_weak_jail`), or "none" (in-process).
     """
 
     value: Any = None
     logs: list[str] = field(default_factory=list)
     error: RunError | None = None
+    jail: JailLevel = "none"
 
     @property
     def ok(self) -> bool:
@@ -70,6 +75,7 @@ class RunResult:
             "error": None
             if self.error is None
             else {"kind": self.error.kind, "message": self.error.message},
+            "jail": self.jail,
         }
 
     @classmethod

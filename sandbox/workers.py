@@ -21,6 +21,7 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import anyio
 from .control import RunController, cancel_on, interruption
 from .execution import wall_time_message
 from .host import Bindings, invoke
+from .jail import JailError, JailStatus
 from .jsonvalue import dumps
 from .limits import Limits
 from .protocol import HEADER, ProtocolError, encode, parse_frame
@@ -44,7 +46,9 @@ FRAME_SLACK = 64 * 1024
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[2]); "
-    "from sandbox.worker import template_main; template_main(int(sys.argv[1]), sys.argv[3])"
+    "exec(sys.argv[5]); "
+    "from sandbox.worker import template_main; "
+    "template_main(int(sys.argv[1]), sys.argv[3], sys.argv[4])"
 )
 
 CRASHED_MESSAGE = (
@@ -90,13 +94,15 @@ class _HostChannel:
 class _Template:
     """The template process and the host end of its control socket."""
 
-    def __init__(self) -> None:
+    def __init__(self, disabled: frozenset[str] = frozenset(), prelude: str = "") -> None:
         host_end, template_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         root = str(Path(__file__).resolve().parent.parent)
-        # An empty directory that root-started workers chroot into; removed with the template.
-        self.jail = tempfile.mkdtemp(prefix="codemode-jail-") if os.geteuid() == 0 else ""
+        # An empty directory that workers chroot into (as root, or inside a user namespace);
+        # removed with the template.
+        self.jail = tempfile.mkdtemp(prefix="codemode-jail-")
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT, str(template_end.fileno()), root, self.jail],
+            [sys.executable, "-I", "-c", _BOOT, str(template_end.fileno()), root, self.jail,
+             ",".join(sorted(disabled)), prelude],
             pass_fds=(template_end.fileno(),),
             env={},
             cwd="/",
@@ -135,13 +141,15 @@ class _Template:
 
 
 class _Worker:
-    """One forked worker: the host end of its channel and, once read, its pid."""
+    """One forked worker: the host end of its channel and, once read, its pid and the jail
+    layers the template gave it."""
 
-    __slots__ = ("sock", "pid")
+    __slots__ = ("sock", "pid", "jail")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.pid: int | None = None
+        self.jail: JailStatus | None = None
 
     def kill(self) -> None:
         if self.pid is not None and self.pid > 1:
@@ -152,14 +160,26 @@ class _Worker:
 
 
 class WorkerRuntime:
-    """Runs each snippet in a fresh, resource-limited worker process (the default backend)."""
+    """Runs each snippet in a fresh, jailed, resource-limited worker process (the default backend).
+
+    pool_size: workers kept forked and waiting.
+    allow_weak_jail: run even when the syscall filter cannot be installed on this host; every
+        result then says `jail="weak"`. Off by default: without the filter, `run` raises
+        `JailError` naming what is missing.
+    """
 
     name = "worker"
 
-    def __init__(self, *, pool_size: int = 2) -> None:
+    def __init__(self, *, pool_size: int = 2, allow_weak_jail: bool = False,
+                 _disabled_layers: frozenset[str] = frozenset(), _template_prelude: str = "") -> None:
         if pool_size < 0:
             raise ValueError(f"pool_size must be >= 0, got {pool_size}")
         self.pool_size = pool_size
+        self.allow_weak_jail = allow_weak_jail
+        # Test seams: layers the template must not set up (to exercise hosts that lack them),
+        # and host-written code the template runs before it starts (to stand in for an escape).
+        self._disabled = frozenset(_disabled_layers)
+        self._prelude = _template_prelude
         self._lock = threading.Lock()
         self._template: _Template | None = None
         self._warm: deque[_Worker] = deque()
@@ -171,13 +191,13 @@ class WorkerRuntime:
         if self._template is None or not self._template.alive:
             if self._template is not None:
                 self._template.close()
-            self._template = _Template()
+            self._template = _Template(self._disabled, self._prelude)
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._template.spawn(worker_end)
         except OSError:
             self._template.close()
-            self._template = _Template()
+            self._template = _Template(self._disabled, self._prelude)
             self._template.spawn(worker_end)
         finally:
             worker_end.close()
@@ -207,6 +227,32 @@ class WorkerRuntime:
                     self._warm.append(self._spawn_locked())
             except OSError:
                 pass  # the next run spawns on demand and reports a failure there
+
+    def jail_status(self, timeout: float = SPAWN_TIMEOUT) -> JailStatus:
+        """Which jail layers this runtime's workers get on this host (starts the template if
+        needed, and blocks until it has reported). Raises TimeoutError if it never does."""
+        worker = self._acquire()
+        try:
+            if worker.jail is None:
+                worker.sock.settimeout(timeout)
+                try:
+                    frame = _read_frame_blocking(worker.sock)
+                except (OSError, ProtocolError) as exc:
+                    raise TimeoutError("the worker template did not report its jail") from exc
+                finally:
+                    worker.sock.settimeout(None)
+                worker.pid, worker.jail = _pid_frame(frame)
+                if worker.jail is None:
+                    raise TimeoutError("the worker template did not report its jail")
+            return worker.jail
+        finally:
+            with self._lock:
+                if not self._closed and worker.pid is not None:
+                    self._warm.appendleft(worker)
+                    worker = None  # type: ignore[assignment]
+            if worker is not None:
+                worker.kill()
+                worker.sock.close()
 
     def worker_pids(self) -> list[int]:
         """Pids of this runtime's live worker processes, idle or running (for tests and
@@ -260,38 +306,48 @@ class WorkerRuntime:
         stream = _HostChannel(worker.sock)
         try:
             session = _Session(stream, bindings, limits, controller)
-            with anyio.move_on_after(SPAWN_TIMEOUT):
-                worker.pid = await session.read_pid()
             if worker.pid is None:
+                with anyio.move_on_after(SPAWN_TIMEOUT):
+                    worker.pid, worker.jail = _pid_frame(await session._frame())
+            if worker.pid is None or worker.jail is None:
                 return RunResult(error=RunError("crashed", "no worker process could be started"))
-            request = {
-                "op": "run",
-                "code": code,
-                "limits": limits.to_json(),
-                "names": list(bindings),
-                "namespace": namespace,
-                "docs": dict(docs) if docs is not None else None,
-            }
-            try:
-                await stream.send(encode(request))
-            except OSError:
-                return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
-            result: RunResult | None = None
-            with anyio.move_on_after(limits.wall_time + KILL_GRACE) as deadline:
-                async with anyio.create_task_group() as tg:
-                    cancel_on(controller, tg)
-                    result = await session.serve(tg)
-                    tg.cancel_scope.cancel()
-            if result is not None:
-                return result
-            return RunResult(error=interruption(
-                controller, deadline.cancelled_caught,
-                wall_time_message(limits.wall_time) + "; its output is lost", CRASHED_MESSAGE,
-            ))
+            if not worker.jail.full and not self.allow_weak_jail:
+                raise JailError(worker.jail.refusal())
+            jail = "full" if worker.jail.full else "weak"
+            return replace(await self._run(session, stream, code, bindings, limits,
+                                           namespace, docs, controller), jail=jail)
         finally:
             worker.kill()
             stream.close()
             self._replenish()
+
+    async def _run(self, session: _Session, stream: _HostChannel, code: str,
+                   bindings: Bindings, limits: Limits, namespace: str,
+                   docs: Mapping[str, str] | None, controller: RunController | None) -> RunResult:
+        request = {
+            "op": "run",
+            "code": code,
+            "limits": limits.to_json(),
+            "names": list(bindings),
+            "namespace": namespace,
+            "docs": dict(docs) if docs is not None else None,
+        }
+        try:
+            await stream.send(encode(request))
+        except OSError:
+            return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
+        result: RunResult | None = None
+        with anyio.move_on_after(limits.wall_time + KILL_GRACE) as deadline:
+            async with anyio.create_task_group() as tg:
+                cancel_on(controller, tg)
+                result = await session.serve(tg)
+                tg.cancel_scope.cancel()
+        if result is not None:
+            return result
+        return RunResult(error=interruption(
+            controller, deadline.cancelled_caught,
+            wall_time_message(limits.wall_time) + "; its output is lost", CRASHED_MESSAGE,
+        ))
 
 
 class _Session:
@@ -327,12 +383,6 @@ class _Session:
                 return None
             buf += chunk
 
-    async def read_pid(self) -> int | None:
-        frame = await self._frame()
-        if frame is None or frame.get("op") != "pid":
-            return None
-        pid = frame.get("pid")
-        return pid if type(pid) is int and pid > 1 else None
 
     async def serve(self, tg: anyio.abc.TaskGroup) -> RunResult:
         """Answer the worker's calls until it reports its result. Everything the worker sends
@@ -406,6 +456,31 @@ class _Session:
                 await self.stream.send(data)
             except OSError:
                 pass  # the worker is gone; the reader reports it
+
+
+def _pid_frame(frame: dict[str, Any] | None) -> tuple[int | None, JailStatus | None]:
+    """The template's first frame on a worker channel: the child's pid and the jail report.
+    The template writes it before the child runs any snippet, so it is trusted, but still
+    checked for shape."""
+    if frame is None or frame.get("op") != "pid":
+        return None, None
+    pid = frame.get("pid")
+    if type(pid) is not int or pid <= 1:
+        return None, None
+    return pid, JailStatus.from_json(frame.get("jail"))
+
+
+def _read_frame_blocking(sock: socket.socket) -> dict[str, Any]:
+    buf = bytearray()
+    while len(buf) < 4 or len(buf) < 4 + HEADER.unpack_from(buf)[0]:
+        if len(buf) >= 4 and HEADER.unpack_from(buf)[0] > FRAME_SLACK:
+            raise ProtocolError("the pid frame is too large")
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            raise ProtocolError("the worker channel closed")
+        buf += chunk
+    (size,) = HEADER.unpack_from(buf)
+    return parse_frame(bytes(buf[4 : 4 + size]))
 
 
 def _checked_result(data: Any) -> RunResult:

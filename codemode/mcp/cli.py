@@ -19,6 +19,8 @@ from typing import TextIO, TypeVar
 
 import anyio
 
+import sandbox
+
 from ..agent import CodeMode
 from ..errors import CodemodeError
 from ..registry import Registry
@@ -161,16 +163,18 @@ def _default_registry(args: argparse.Namespace) -> Registry:
 async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -> None:
     address = parse_http(args.http) if args.http else None
     limits = upstream_limits(args.mcp_timeout)
-    from ..cli import limits_from_args
+    from ..cli import backend_from_args, limits_from_args, require_jail
 
     run_limits = limits_from_args(args)
+    backend = backend_from_args(args)
+    require_jail(backend)
     async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr):
         mode = CodeMode(
             registry,
             mode="code",
             limits=run_limits,
             max_parallel_sub_calls=args.max_parallel,
-            backend=args.backend,
+            backend=backend,
         )
         server = build_server(mode, max_concurrent=args.max_concurrent)
         if address is None:
@@ -199,7 +203,7 @@ def mcp_serve_main(
         if registry is None:
             registry = _default_registry(args)
         anyio.run(_serve, args, registry, err)
-    except (CodemodeError, ValueError, OSError) as exc:
+    except (CodemodeError, ValueError, OSError, sandbox.JailError) as exc:
         err.write(f"codemode: error: {exc}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -48,6 +49,11 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
             seen["jail"] = runtime._template.jail
             seen["jail_entries"] = os.listdir(runtime._template.jail) if runtime._template.jail else None
             seen["template_environ"] = Path(f"/proc/{runtime._template.process.pid}/environ").read_bytes()
+            seen["status"] = dict(
+                line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if ":\t" in line
+            )
+            seen["netns"] = os.readlink(f"/proc/{pid}/ns/net")
 
         result = None
         async with anyio.create_task_group() as tg:
@@ -69,6 +75,11 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
     assert all(fds[i] == "/dev/null" for i in (0, 1, 2)), fds
     others = {fd: target for fd, target in fds.items() if fd > 2}
     assert list(others) == [3] and others[3].startswith("socket:"), fds
+    status = seen["status"]
+    # The syscall filter is loaded before the snippet runs, with no_new_privs; no capabilities.
+    assert status["Seccomp"].strip() == "2" and status["NoNewPrivs"].strip() == "1", status
+    assert all(int(status[c], 16) == 0 for c in ("CapInh", "CapPrm", "CapEff", "CapAmb")), status
+    assert seen["netns"] != os.readlink("/proc/self/ns/net")  # a network namespace of its own
     lim = seen["limits"]
     assert lim["Max file size"] == ("0", "0")
     # stdio and the channel are descriptors 0-3: no new descriptor (file, socket) can be made.
@@ -98,58 +109,373 @@ async def test_worker_is_single_use(sb):
     assert len(set(pids)) == 3
 
 
-def test_confinement_makes_an_escape_harmless(tmp_path):
-    """Suppose code got past the policy and guards with the real `os`: the worker's own
-    confinement (no new descriptors, no processes, an empty root and a uid of its own when
-    started as root) still stops it from reading files, opening sockets, forking or
-    signalling the host."""
-    import json
-    import socket
+# -- the jail, tested syscall family by syscall family ------------------------------------------
+# Each probe runs unrestricted Python (the real os, socket and ctypes) inside a real worker with
+# every jail layer in place, as if the Python layers were already broken, once with a host that
+# is root and once with a host that is not. Each test asserts the refusal and that the effect
+# did not happen on the host. See tests/security/jailprobe.py.
+
+from jailprobe import NOBODY, RootProbe, UnprivilegedProbe  # noqa: E402
+
+EPERM = {"errno": "EPERM"}
+
+
+@pytest.fixture(scope="module", params=["root", "unprivileged"])
+def probe(request):
+    if request.param == "root" and os.geteuid() != 0:
+        pytest.skip("a root host needs the tests to run as root (CI does)")
+    made = RootProbe() if request.param == "root" or os.geteuid() != 0 else UnprivilegedProbe()
+    yield made
+    made.close()
+
+
+def _host_uid(probe) -> int:
+    return NOBODY if probe.user == "unprivileged" and os.geteuid() == 0 else os.getuid()
+
+
+def run_probe(probe, code: str) -> dict:
+    out = probe.run(code)
+    assert out["error"] is None, out
+    assert out["jail"] == "full", out
+    return out["value"]
+
+
+@pytest.fixture
+def arena(probe):
+    """A directory any uid may reach and write to, holding a victim file: only the jail can stop
+    a write there."""
+    import shutil
     import tempfile
 
-    from sandbox.worker import CHANNEL_FD, _confine
+    area = Path(tempfile.mkdtemp(prefix="codemode-arena-", dir="/tmp"))
+    area.chmod(0o777)
+    victim = area / "victim.txt"
+    victim.write_text("intact")
+    victim.chmod(0o666)
+    yield area
+    shutil.rmtree(area)
 
-    secret = tmp_path / "secret.txt"
-    secret.write_text("top secret")
-    jail = tempfile.mkdtemp(prefix="codemode-jail-test-") if os.geteuid() == 0 else ""
-    read_end, write_end = os.pipe()
+
+def test_jail_reports_every_layer(probe):
+    status = probe.status
+    assert status.full
+    assert {"seccomp", "network-namespace", "chroot", "rlimits"} <= set(status.active), status
+    if probe.user == "root":
+        assert "uid" in status.active
+    else:
+        assert "user-namespace" in status.active and "uid" in status.missing
+    seen = run_probe(probe, "import socket as s\nresult = [os.uname().nodename, s.gethostname(), os.getcwd()]")
+    assert seen == ["sandbox", "sandbox", "/"]  # the UTS namespace's own name; an empty root
+    assert os.uname().nodename != "sandbox"  # the host's own name is unchanged
+
+
+def test_a_call_through_another_abi_kills_the_worker(probe):
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the x32 ABI exists on x86_64 only")
+    # getpid (39) with the x32 bit set: the filter cannot check it, so it kills the worker.
+    out = probe.run("result = attempt(syscall_number, 0x40000000 + 39)")
+    assert out["value"] is None and out["error"].startswith("crashed:"), out
+
+
+CLOSE_STDIO = "for fd in (0, 1, 2):\n    os.close(fd)\n"
+
+
+@pytest.mark.parametrize("close_first", [False, True], ids=["fds-open", "stdio-closed"])
+def test_no_socket_of_any_family_and_no_connection_arrives(probe, close_first):
+    import socket as host_socket
+
+    listener = host_socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.3)
+    abstract = host_socket.socket(host_socket.AF_UNIX)
+    name = f"\0codemode-jail-{os.getpid()}-{close_first}"
+    abstract.bind(name)
+    abstract.listen()
+    abstract.settimeout(0.3)
+    port = listener.getsockname()[1]
+    code = (CLOSE_STDIO if close_first else "") + f"""
+S = socket
+families = {{
+    "inet": (S.AF_INET, S.SOCK_STREAM), "inet6": (S.AF_INET6, S.SOCK_STREAM),
+    "udp": (S.AF_INET, S.SOCK_DGRAM), "unix": (S.AF_UNIX, S.SOCK_STREAM),
+    "unix-dgram": (S.AF_UNIX, S.SOCK_DGRAM), "netlink": (S.AF_NETLINK, S.SOCK_RAW),
+    "packet": (S.AF_PACKET, S.SOCK_RAW),
+}}
+result = {{k: attempt(S.socket, *v) for k, v in families.items()}}
+result["socketpair"] = attempt(S.socketpair)
+result["connect-tcp"] = attempt(S.create_connection, ("127.0.0.1", {port}), 1)
+result["connect-abstract"] = attempt(lambda: S.socket(S.AF_UNIX).connect({name!r}))
+"""
+    try:
+        report = run_probe(probe, code)
+        assert report == dict.fromkeys(report, EPERM) and len(report) == 10, report
+        for server in (listener, abstract):
+            with pytest.raises(TimeoutError):
+                server.accept()  # nothing ever connected
+    finally:
+        listener.close()
+        abstract.close()
+
+
+def test_the_channel_socket_reaches_nothing_else(probe):
+    import socket as host_socket
+
+    abstract = host_socket.socket(host_socket.AF_UNIX, host_socket.SOCK_DGRAM)
+    name = f"\0codemode-jail-chan-{os.getpid()}"
+    abstract.bind(name)
+    abstract.settimeout(0.3)
+    code = f"""
+ch = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)
+result = {{
+    "connect": attempt(syscall, "connect", 3, 0, 0), "bind": attempt(syscall, "bind", 3, 0, 0),
+    "listen": attempt(syscall, "listen", 3, 1), "accept": attempt(syscall, "accept4", 3, 0, 0, 0),
+    "sendto-elsewhere": attempt(ch.sendto, b"escaped", {name!r}),
+    "sendmsg": attempt(ch.sendmsg, [b"escaped"]), "dup": attempt(os.dup, 3),
+    "dup2": attempt(os.dup2, 3, 9), "shutdown": attempt(ch.shutdown, socket.SHUT_RDWR),
+}}
+ch.detach()
+"""
+    try:
+        report = run_probe(probe, code)  # the channel still carried the result back
+        sendto = report.pop("sendto-elsewhere")
+        assert sendto in ({"errno": "EISCONN"}, EPERM), sendto
+        assert report == dict.fromkeys(report, EPERM), report
+        with pytest.raises(TimeoutError):
+            abstract.recv(100)
+    finally:
+        abstract.close()
+
+
+def test_no_file_is_opened_made_changed_or_listed(probe, arena, secret):
+    victim = arena / "victim.txt"
+    target = arena / "made"
+    code = f"""
+v, t, a = {str(victim)!r}, {str(target)!r}, {str(arena)!r}
+result = {{
+    "open-read": attempt(lambda: open({str(secret.path)!r}).read()),
+    "open-write": attempt(lambda: open(t, "w")),
+    "openat": attempt(lambda: os.open(t, os.O_CREAT | os.O_WRONLY)),
+    "creat": attempt(syscall, "creat", 0, 0o644),
+    "link": attempt(os.link, v, t), "symlink": attempt(os.symlink, v, t),
+    "rename": attempt(os.rename, v, t), "unlink": attempt(os.unlink, v),
+    "mkdir": attempt(os.mkdir, t), "rmdir": attempt(os.rmdir, a),
+    "chmod": attempt(os.chmod, v, 0o777), "chown": attempt(os.chown, v, 0, 0),
+    "truncate": attempt(os.truncate, v, 0), "listdir": attempt(os.listdir, a),
+    "listdir-root": attempt(os.listdir, "/"), "scandir": attempt(lambda: list(os.scandir("/"))),
+    "stat": attempt(os.stat, v), "chdir": attempt(os.chdir, a),
+}}
+"""
+    report = run_probe(probe, code)
+    assert report == dict.fromkeys(report, EPERM) and len(report) == 18, report
+    assert secret.token not in json.dumps(report)
+    assert victim.read_text() == "intact" and (victim.stat().st_mode & 0o777) == 0o666
+    assert sorted(p.name for p in arena.iterdir()) == ["victim.txt"]
+
+
+def test_no_program_runs_and_no_process_is_made(probe, arena):
+    marker = arena / "ran"
+    code = f"""
+m = {str(marker)!r}
+def fork_then_exec():
     pid = os.fork()
-    if pid == 0:  # the "escaped" worker
-        try:
-            os.dup2(write_end, CHANNEL_FD)
-            os.closerange(CHANNEL_FD + 1, 1 << 16)
-            host = os.getppid()
-            _confine(jail)
-            report = {}
-            for name, attempt in [
-                ("read", lambda: open(str(secret)).read()),
-                ("write", lambda: open("/tmp/escaped.txt", "w").write("x")),
-                ("socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
-                ("fork", lambda: os.fork()),
-                ("signal-host", lambda: os.kill(host, 0)),
-            ]:
-                try:
-                    outcome = attempt()
-                    report[name] = f"SUCCEEDED {outcome!r}"
-                    if name == "fork" and outcome == 0:
-                        os._exit(0)
-                except OSError as exc:
-                    report[name] = type(exc).__name__
-            os.write(CHANNEL_FD, json.dumps(report).encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    data = b""
-    while chunk := os.read(read_end, 4096):
-        data += chunk
-    os.close(read_end)
-    os.waitpid(pid, 0)
-    if jail:
-        os.rmdir(jail)
-    report = json.loads(data)
-    assert not any(v.startswith("SUCCEEDED") for k, v in report.items() if k != "signal-host"), report
-    assert "top secret" not in data.decode()
-    assert not Path("/tmp/escaped.txt").exists()
-    if os.geteuid() == 0:
-        # Only a host running as root can give workers a uid of their own; then even signals fail.
-        assert report["signal-host"] == "PermissionError", report
+    if pid == 0:
+        os.execv("/usr/bin/touch", ["touch", m])
+    return pid
+result = {{
+    "execve": attempt(os.execv, "/usr/bin/touch", ["touch", m]),
+    "execveat": attempt(syscall, "execveat", -100, 0, 0, 0, 0),
+    "fork": attempt(fork_then_exec), "vfork": attempt(syscall, "vfork"),
+    "clone": attempt(syscall, "clone", 17, 0, 0, 0, 0), "clone3": attempt(syscall, "clone3", 0, 0),
+    "posix_spawn": attempt(os.posix_spawn, "/usr/bin/touch", ["touch", m], {{}}),
+}}
+import threading
+result["thread"] = attempt(lambda: threading.Thread(target=lambda: None).start())
+"""
+    report = run_probe(probe, code)
+    thread = report.pop("thread")
+    assert thread["raised"] == "RuntimeError", thread  # "can't start new thread": clone denied
+    assert report == dict.fromkeys(report, EPERM), report
+    assert not marker.exists()
+
+
+@pytest.fixture
+def target(probe):
+    """A process of the host's own uid, for the probe to try to signal, trace and read."""
+    import subprocess
+
+    command = ["sleep", "60"]
+    if _host_uid(probe) != os.getuid():
+        command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+    process = subprocess.Popen(command)
+    for _ in range(200):  # until `sleep` itself is running (setpriv execs it)
+        if Path(f"/proc/{process.pid}/cmdline").read_bytes().startswith(b"sleep"):
+            break
+        import time
+
+        time.sleep(0.01)
+    yield process
+    process.kill()
+    process.wait()
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_no_process_is_signalled_traced_or_read(probe, target):
+    import signal
+
+    pid = target.pid
+    assert _state(pid) not in "Tt"
+    code = f"""
+import signal
+pid = {pid}
+buf = ctypes.create_string_buffer(64)
+iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 64)
+a = ctypes.addressof(iov)
+result = {{
+    "kill": attempt(os.kill, pid, signal.SIGTERM), "kill-group": attempt(os.killpg, pid, signal.SIGTERM),
+    "kill-all": attempt(os.kill, -1, 0), "tkill": attempt(syscall, "tkill", pid, signal.SIGTERM),
+    "tgkill": attempt(syscall, "tgkill", pid, pid, signal.SIGTERM),
+    "ptrace-attach": attempt(syscall, "ptrace", 16, pid, 0, 0),
+    "ptrace-seize": attempt(syscall, "ptrace", 0x4206, pid, 0, 0),
+    "process_vm_readv": attempt(syscall, "process_vm_readv", pid, a, 1, a, 1, 0),
+    "process_vm_writev": attempt(syscall, "process_vm_writev", pid, a, 1, a, 1, 0),
+    "pidfd_open": attempt(syscall, "pidfd_open", pid, 0),
+    "pidfd_send_signal": attempt(syscall, "pidfd_send_signal", 0, signal.SIGTERM, 0, 0),
+    "pidfd_getfd": attempt(syscall, "pidfd_getfd", 0, 0, 0),
+}}
+"""
+    report = run_probe(probe, code)
+    assert report == dict.fromkeys(report, EPERM) and len(report) == 12, report
+    assert target.poll() is None and _state(pid) not in "TtZX"  # alive, neither stopped nor traced
+    assert "TracerPid:\t0" in Path(f"/proc/{pid}/status").read_text()
+    del signal
+
+
+def test_no_limit_is_raised_and_no_privilege_gained(probe):
+    code = """
+import resource
+uid = os.getuid()
+result = {
+    "setrlimit-up": attempt(resource.setrlimit, resource.RLIMIT_NOFILE, (64, 64)),
+    "setrlimit-as": attempt(resource.setrlimit, resource.RLIMIT_AS, (-1, -1)),
+    "prlimit-other": attempt(syscall, "prlimit64", 1, 7, 0, 0),
+    "setuid": attempt(os.setuid, 0), "setgid": attempt(os.setgid, 0),
+    "setresuid": attempt(os.setresuid, 0, 0, 0), "setgroups": attempt(os.setgroups, [0]),
+    "setfsuid": attempt(syscall, "setfsuid", 0), "capset": attempt(syscall, "capset", 0, 0),
+    "mount": attempt(syscall, "mount", 0, 0, 0, 0, 0), "umount2": attempt(syscall, "umount2", 0, 0),
+    "unshare": attempt(syscall, "unshare", 0x10000000), "setns": attempt(syscall, "setns", 3, 0),
+    "chroot": attempt(os.chroot, "/"), "pivot_root": attempt(syscall, "pivot_root", 0, 0),
+    "keyctl": attempt(syscall, "keyctl", 0, 0, 0, 0, 0), "add_key": attempt(syscall, "add_key", 0, 0, 0, 0, 0),
+    "bpf": attempt(syscall, "bpf", 0, 0, 0), "perf_event_open": attempt(syscall, "perf_event_open", 0, 0, -1, -1, 0),
+    "io_uring_setup": attempt(syscall, "io_uring_setup", 1, 0),
+    "userfaultfd": attempt(syscall, "userfaultfd", 0), "personality": attempt(syscall, "personality", 0x0040000),
+    "seccomp": attempt(syscall, "seccomp", 1, 0, 0), "prctl": attempt(syscall, "prctl", 38, 1, 0, 0, 0),
+    "memfd_create": attempt(os.memfd_create, "x"), "pipe": attempt(os.pipe),
+    "mmap-exec": attempt(syscall, "mmap", 0, 4096, 7, 0x22, -1, 0),
+    "mprotect-exec": attempt(syscall, "mprotect", ctypes.addressof(ctypes.c_char.from_buffer(bytearray(8192))) & ~4095, 4096, 7),
+}
+result["uid-unchanged"] = os.getuid() == uid
+try:
+    big = bytearray(1024 * 1024 * 1024)
+    result["allocation"] = "allocated 1 GiB past the limit"
+except MemoryError:
+    result["allocation"] = "MemoryError"
+"""
+    report = run_probe(probe, code)
+    assert report.pop("uid-unchanged") is True
+    assert report.pop("allocation") == "MemoryError"  # RLIMIT_AS still holds
+    # The filter lets a worker lower its own limits (prlimit on pid 0 only); raising one is the
+    # kernel's EPERM, since no worker holds CAP_SYS_RESOURCE. resource.setrlimit turns that
+    # EPERM into this ValueError.
+    for name in ("setrlimit-up", "setrlimit-as"):
+        assert report.pop(name) == {"raised": "ValueError", "message": "not allowed to raise maximum limit"}
+    assert report == dict.fromkeys(report, EPERM) and len(report) == 26, report
+
+
+def test_without_the_filter_the_runtime_refuses_to_run(tmp_path):
+    runtime = sandbox.WorkerRuntime(pool_size=0, _disabled_layers=frozenset({"seccomp"}))
+    calls = []
+
+    async def mark() -> None:
+        calls.append(1)
+
+    try:
+        status = runtime.jail_status()
+        assert not status.full and status.missing["seccomp"] == "switched off by the host"
+        with pytest.raises(sandbox.JailError, match=r"seccomp syscall filter is missing .*allow_weak_jail=True"):
+            anyio.run(lambda: runtime.run("await tools.mark()", bindings={"mark": mark},
+                                          limits=sandbox.Limits()))
+        assert calls == []  # the snippet never ran
+    finally:
+        runtime.close()
+
+
+def test_weak_jail_is_opt_in_recorded_and_still_namespaced():
+    """With the filter off (accepted explicitly), every result says so, and the network
+    namespace alone still keeps a socket from reaching the host: the layers are independent."""
+    import socket as host_socket
+
+    from jailprobe import probe_runtime
+
+    if os.geteuid() != 0:
+        pytest.skip("namespaces without a user namespace need a root host")
+    listener = host_socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.3)
+    port = listener.getsockname()[1]
+    runtime = probe_runtime(allow_weak_jail=True, _disabled_layers=frozenset({"seccomp"}))
+    # Closing stdio frees descriptor slots under RLIMIT_NOFILE, so a socket can be made.
+    code = CLOSE_STDIO + f"""
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+result = {{"socket": "made", "connect": attempt(s.connect, ("127.0.0.1", {port}))}}
+"""
+    try:
+        result = anyio.run(lambda: runtime.run(code, bindings={}, limits=sandbox.Limits()))
+        assert result.jail == "weak", result
+        assert result.value == {"socket": "made", "connect": {"errno": "ENETUNREACH"}}, result
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    finally:
+        listener.close()
+        runtime.close()
+
+
+def test_without_the_network_namespace_the_filter_alone_denies_sockets():
+    from jailprobe import probe_runtime
+
+    runtime = probe_runtime(_disabled_layers=frozenset({"network-namespace"}))
+    try:
+        result = anyio.run(lambda: runtime.run(
+            "result = attempt(socket.socket, socket.AF_INET, socket.SOCK_STREAM)",
+            bindings={}, limits=sandbox.Limits()))
+        assert result.jail == "full" and result.value == EPERM, result
+        assert "network-namespace" in runtime.jail_status().missing
+    finally:
+        runtime.close()
+
+
+async def test_snippets_run_normally_under_the_jail(sb):
+    """The allowlist is enough for ordinary work: clocks, randomness, big allocations, timers,
+    host calls, recursion, exceptions and a real memory-limit hit."""
+    code = """
+import asyncio, datetime, decimal, hashlib, json, random, re, time, uuid
+x = [i * i for i in range(200_000)]
+s = 'x' * 20_000_000
+await asyncio.sleep(0.01)
+out = [len(x), len(s), len(str(uuid.uuid4())), random.random() < 1, time.process_time() >= 0,
+       datetime.datetime.now().year > 2000, str(decimal.Decimal(1) / 4),
+       hashlib.sha256(b'a').hexdigest()[:8], re.findall(r'\\d', 'a1b2'), json.dumps({'a': 1})]
+try:
+    raise ValueError('boom')
+except ValueError as e:
+    out.append(str(e))
+return out
+"""
+    result = await sb.run(code)
+    assert result.ok and result.jail == "full", result
+    assert result.value == [200_000, 20_000_000, 36, True, True, True, "0.25", "ca978112",
+                            ["1", "2"], '{"a": 1}', "boom"]
+    bomb = await sb.run("return 'y' * (10**9)")
+    assert bomb.error is not None and bomb.error.kind == "memory", bomb

@@ -1,0 +1,79 @@
+"""Imported by a probe template before it starts: swaps the snippet step for unrestricted Python.
+
+This is the test-only way to ask "suppose the Python layers were already broken": the code a
+probe run sends is executed with the real builtins, `os`, `socket` and `ctypes`, inside a real
+worker, after every layer of the jail is in place (the syscall filter is loaded just before this
+step, exactly as for a snippet). The code sets `result` to a JSON value.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import socket
+import sys
+
+import sandbox.worker as worker
+from sandbox.result import RunResult
+
+
+def attempt(fn, *args):
+    """Call fn; {"ok": repr} if it returned, {"errno": name} if it raised OSError."""
+    try:
+        value = fn(*args)
+    except OSError as exc:
+        return {"errno": errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno else type(exc).__name__}
+    except BaseException as exc:  # noqa: BLE001 - reported to the test, which decides
+        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
+    if fn is os.fork and value == 0:  # a child that should never exist
+        os._exit(0)
+    return {"ok": repr(value)[:200]}
+
+
+def syscall(name: str, *args: int):
+    """Make one raw system call by name; returns its result, raises OSError(errno) on -1."""
+    import pyseccomp
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
+    res = libc.syscall(ctypes.c_long(number), *(ctypes.c_long(a) for a in args))
+    if res == -1:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return res
+
+
+def syscall_number(number: int, *args: int):
+    """Make one raw system call by number."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(ctypes.c_long(number), *(ctypes.c_long(a) for a in args))
+
+
+class _RawExecution:
+    def __init__(self, code: str, names: list[str], limits, namespace: str = "tools", docs=None) -> None:
+        self.code = code
+
+    def failure(self, error):
+        return RunResult(error=error)
+
+
+def _raw_drive(execution: _RawExecution, channel) -> RunResult:
+    scope = {"os": os, "socket": socket, "ctypes": ctypes, "sys": sys, "attempt": attempt,
+             "syscall": syscall, "syscall_number": syscall_number, "result": None}
+    exec(compile(execution.code, "<probe>", "exec"), scope)
+    return RunResult(value=scope["result"])
+
+
+_real_run = worker._run
+
+
+def _probe_run(*args, **kwargs) -> RunResult:
+    """The worker's own `_run` (limits, timers, syscall filter), with the snippet step swapped.
+    Patched in the child only, after the template's and the child's warm-ups."""
+    worker.Execution = _RawExecution  # type: ignore[misc, assignment]
+    worker._drive = _raw_drive  # type: ignore[assignment]
+    return _real_run(*args, **kwargs)
+
+
+worker._run = _probe_run  # type: ignore[assignment]
