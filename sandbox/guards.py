@@ -12,9 +12,12 @@ import _string
 import abc
 import builtins as _builtins
 import dataclasses
+import datetime
 import enum
 import functools
+import re
 import string
+import types
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -22,7 +25,7 @@ from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-from .policy import READABLE_PRIVATE
+from .policy import READABLE_PRIVATE, RUNTIME_CHECKED_ATTRIBUTES
 
 _MISSING = object()
 _SNIPPET_LOCALS = "__snippet__.<locals>."
@@ -107,17 +110,6 @@ class _BoundFormat:
         return "<built-in method format of str object>"
 
 
-def _is_abc(obj: Any) -> bool:
-    """An abstract base class, or a typing alias that forwards to one (`typing.Mapping`)."""
-    if isinstance(obj, abc.ABCMeta):
-        return True
-    try:
-        origin = object.__getattribute__(obj, "__origin__")
-    except AttributeError:
-        return False
-    return isinstance(origin, abc.ABCMeta)
-
-
 class ReadOnly:
     """Marker base for host-made objects a snippet may use but never modify (module shims, the
     bindings namespace)."""
@@ -145,23 +137,145 @@ def _hidden_base(cls: type) -> bool:
 
 
 class _VisibleMro(ReadOnly):
-    """`cls.mro` for snippets: the method resolution order without the hidden bases."""
+    """`cls.mro` for snippets: the method resolution order without the hidden bases. Made
+    without a class it stands for the unbound `type.mro` (`typing.Type.mro(cls)`)."""
 
     __slots__ = ("_cls",)
 
-    def __init__(self, cls: type) -> None:
+    def __init__(self, cls: type | None) -> None:
         object.__setattr__(self, "_cls", cls)
 
-    def __call__(self) -> list[type]:
-        return [c for c in type.mro(self._cls) if not _hidden_base(c)]
+    def __call__(self, *args: Any) -> list[type]:
+        cls = self._cls
+        if cls is None:
+            if len(args) != 1 or not isinstance(args[0], type):
+                raise TypeError("mro() takes one class")
+            cls = args[0]
+        elif args:
+            raise TypeError("mro() takes no arguments")
+        return [c for c in type.mro(cls) if not _hidden_base(c)]
 
     def __repr__(self) -> str:
         return "<built-in method mro>"
 
 
+class _PlainStrMethod(ReadOnly):
+    """A stdlib method that caches on the `str` arguments it gets, process-wide and keyed on the
+    objects as passed (`datetime.strptime`'s formats, `Pattern.sub`'s templates): it is called
+    with plain copies, so a `str` subclass with a lying `__eq__`/`__hash__` cannot answer the
+    host's later lookups. The real method sits in a private slot."""
+
+    __slots__ = ("_method",)
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        object.__setattr__(self, "_method", method)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._method(*map(_plain_str, args), **{k: _plain_str(v) for k, v in kwargs.items()})
+
+    def __repr__(self) -> str:
+        return f"<built-in method {getattr(self._method, '__name__', '?')}>"
+
+
+def _plain_str(value: Any) -> Any:
+    return str.__str__(value) if isinstance(value, str) else value
+
+
+# -- judging what comes back ------------------------------------------------------------------
+# The policy sends every read of a name in RUNTIME_CHECKED_ATTRIBUTES here, whatever the
+# receiver is. What the read returns is judged by its identity: an object that forwards
+# attribute reads (typing aliases, `types.GenericAlias`, bound methods) hands out its target's
+# attributes, so deciding by the receiver's type would let the real method through.
+
+_STR_FORMAT = str.__dict__["format"]
+_STR_FORMAT_MAP = str.__dict__["format_map"]
+_TYPE_MRO = type.__dict__["mro"]
+_ABC_REGISTER = abc.ABCMeta.register
+_STRPTIME = datetime.datetime.__dict__["strptime"]
+_PATTERN_SUB = re.Pattern.__dict__["sub"]
+_PATTERN_SUBN = re.Pattern.__dict__["subn"]
+
+_REGISTER_REFUSED = (
+    "ABC registration is not available in the sandbox (it would change classes shared with the host)"
+)
+
+
+def _is_abc(obj: Any) -> bool:
+    """An abstract base class, or a typing alias whose own origin is one (`typing.Mapping`)."""
+    if isinstance(obj, abc.ABCMeta):
+        return True
+    try:
+        origin = object.__getattribute__(obj, "__origin__")
+    except AttributeError:
+        return False
+    return isinstance(origin, abc.ABCMeta)
+
+
+def _bound_self(value: Any, descriptor: Any) -> Any:
+    """The object `value` is `descriptor` bound to (a C method bound to an instance, or a C
+    classmethod bound to a class), or _MISSING. Bound C methods compare by the identity of
+    their receiver and their C function, so no snippet code runs."""
+    if not isinstance(value, types.BuiltinMethodType):
+        return _MISSING
+    owner = value.__self__
+    try:
+        if type(descriptor) is types.ClassMethodDescriptorType:
+            bound = descriptor.__get__(None, owner)
+        else:
+            # Always with the type: a one-argument `__get__` of a method that takes its defining
+            # class (`Pattern.sub`) crashes CPython 3.11.
+            bound = descriptor.__get__(owner, type(owner))
+    except TypeError:
+        return _MISSING
+    return owner if bound == value else _MISSING
+
+
+def _judge_format(value: Any, descriptor: Any, safe: Callable[..., str]) -> Any:
+    if value is descriptor:
+        return safe
+    owner = _bound_self(value, descriptor)
+    if owner is not _MISSING:
+        return _BoundFormat(str.__str__(owner), safe)
+    return value
+
+
+def _judge_mro(value: Any) -> Any:
+    if value is _TYPE_MRO:
+        return _VisibleMro(None)
+    owner = _bound_self(value, _TYPE_MRO)
+    return _VisibleMro(owner) if owner is not _MISSING else value
+
+
+def _judge_register(value: Any) -> Any:
+    func = value.__func__ if isinstance(value, types.MethodType) else value
+    if func is _ABC_REGISTER:
+        raise AttributeError(_REGISTER_REFUSED)
+    return value
+
+
+def _judge_plain(value: Any, descriptor: Any) -> Any:
+    if value is descriptor or _bound_self(value, descriptor) is not _MISSING:
+        return _PlainStrMethod(value)
+    return value
+
+
+#: name -> what a snippet gets instead of the value a read of that name returned.
+_JUDGES: dict[str, Callable[[Any], Any]] = {
+    "format": lambda v: _judge_format(v, _STR_FORMAT, safe_format),
+    "format_map": lambda v: _judge_format(v, _STR_FORMAT_MAP, safe_format_map),
+    "mro": _judge_mro,
+    "register": _judge_register,
+    "strptime": lambda v: _judge_plain(v, _STRPTIME),
+    "sub": lambda v: _judge_plain(v, _PATTERN_SUB),
+    "subn": lambda v: _judge_plain(v, _PATTERN_SUBN),
+}
+assert set(_JUDGES) == RUNTIME_CHECKED_ATTRIBUTES, "every runtime-checked name has a judge"
+
+
 def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
-    """`getattr` for snippets: refuses private and frame/code attributes; swaps in a safe
-    `str.format` for every str and str subclass, instance or class."""
+    """`getattr` for snippets: refuses private and frame/code attributes, and hands out the
+    sandbox's version of what the guard judges (`str.format`, `mro`, ABC `register`,
+    string-caching methods) by what the read returns, whatever the receiver is."""
     name = plain_name(name)
     problem = attribute_problem(name)
     if problem:
@@ -169,9 +283,7 @@ def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
     if name == "mro" and isinstance(obj, type):
         return _VisibleMro(obj)
     if name == "register" and _is_abc(obj):
-        raise AttributeError(
-            "ABC registration is not available in the sandbox (it would change classes shared with the host)"
-        )
+        raise AttributeError(_REGISTER_REFUSED)
     if name == "format" or name == "format_map":
         fn = safe_format if name == "format" else safe_format_map
         target = obj.__self__ if isinstance(obj, super) else obj  # super(S, s).format
@@ -180,8 +292,13 @@ def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
         if isinstance(target, type) and issubclass(target, str):
             return fn
     if default is _MISSING:
-        return getattr(obj, name)
-    return getattr(obj, name, default)
+        value = getattr(obj, name)
+    else:
+        value = getattr(obj, name, _MISSING)
+        if value is _MISSING:
+            return default
+    judge = _JUDGES.get(name)
+    return judge(value) if judge is not None else value
 
 
 def guarded_hasattr(obj: Any, name: Any) -> bool:

@@ -13,9 +13,9 @@ What the policy adds to RestrictedPython's and why:
   run as restricted code, so defining them opens nothing.
 
 What it removes, to cut the per-operation tax, and why that is safe here:
-- Attribute reads are native except `format`/`format_map`, which go through `_getattr_`. Every
-  other dangerous attribute is refused by name at compile time ("_" names and frame/code
-  attributes), computed names go through the guarded `getattr`, and nothing reachable is a real
+- Attribute reads are native except the few names in `RUNTIME_CHECKED_ATTRIBUTES` (`format`,
+  `mro`, `register`, ...), which go through `_getattr_`. Every other dangerous attribute is
+  refused by name at compile time ("_" names and frame/code attributes), computed names go through the guarded `getattr`, and nothing reachable is a real
   module or host object, so the runtime hook had nothing left to decide.
 - Item reads and writes, iteration, unpacking and `+=` are native. RestrictedPython routes them
   through hooks to protect Zope objects; a snippet only holds objects it made or JSON copies, and
@@ -42,10 +42,14 @@ from .limits import Limits
 FILENAME = "<snippet>"
 ENTRY_POINT = "__snippet__"
 
-#: Attribute names that always pass through the runtime `_getattr_` guard: the real `str.format`
-#: traverses attributes, an ABC's `register` changes a (possibly host) class, and `mro()` lists
-#: base classes the sandbox keeps out of reach (the real, unchecked enum bases).
-RUNTIME_CHECKED_ATTRIBUTES = frozenset({"format", "format_map", "register", "mro"})
+#: Attribute names that always pass through the runtime `_getattr_` guard, which judges what the
+#: read returns whatever the receiver is: the real `str.format` traverses attributes, an ABC's
+#: `register` changes a (possibly host) class, `mro()` lists base classes the sandbox keeps out
+#: of reach (the real, unchecked enum bases), and `datetime.strptime` and `Pattern.sub`/`subn`
+#: cache process-wide on the `str` objects they are given.
+RUNTIME_CHECKED_ATTRIBUTES = frozenset(
+    {"format", "format_map", "register", "mro", "strptime", "sub", "subn"}
+)
 
 #: "_" attributes a snippet may read: names and docs are plain strings, and `_asdict` and friends
 #: are the public API of named tuples. None of them mutates or leads to a frame or a module.

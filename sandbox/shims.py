@@ -38,6 +38,7 @@ import statistics
 import string
 import textwrap
 import time
+import types
 import typing
 import unicodedata
 import uuid
@@ -46,6 +47,7 @@ from types import MappingProxyType, ModuleType
 from typing import Any
 
 from .guards import CHECKED_REPLACEMENTS, ReadOnly, RunGuards, attribute_problem, plain_name
+from .policy import FILENAME, RUNTIME_CHECKED_ATTRIBUTES
 
 
 class ModuleShim(ReadOnly):
@@ -105,9 +107,10 @@ def _public(module: Any, exclude: Iterable[str] = ()) -> dict[str, Any]:
     }
 
 
-#: Attribute names the data-driven getters refuse on top of the usual rules: the real
-#: `str.format` traverses attributes, and ABC `register` changes host classes.
-_GETTER_REFUSED = frozenset({"format", "format_map", "register", "mro"})
+#: Attribute names the data-driven getters refuse on top of the usual rules: the ones whose
+#: values the runtime guard judges (the real `str.format` traverses attributes, ABC `register`
+#: changes host classes, ...), since the C getters read them unjudged.
+_GETTER_REFUSED = RUNTIME_CHECKED_ATTRIBUTES
 
 
 def _checked_names(names: tuple[Any, ...], count: int, what: str) -> list[Any]:
@@ -248,6 +251,12 @@ def _plain_re(fn: Callable[..., Any]) -> Callable[..., Any]:
             pattern = str.__str__(pattern)
         elif isinstance(pattern, (bytes, bytearray)):
             pattern = bytes(pattern)
+        if fn.__name__ in ("sub", "subn"):
+            # The replacement template is cached process-wide too (`re._compile_repl`).
+            if "repl" in kwargs:
+                kwargs["repl"] = _plain_template(kwargs["repl"])
+            elif args:
+                args = (_plain_template(args[0]), *args[1:])
         if "flags" in kwargs:
             kwargs["flags"] = _plain_flags(kwargs["flags"])
         elif fn.__name__ in _FLAGS_POSITION and len(args) > _FLAGS_POSITION[fn.__name__]:
@@ -263,6 +272,14 @@ _FLAGS_POSITION = {
     "compile": 0, "search": 1, "match": 1, "fullmatch": 1, "findall": 1, "finditer": 1,
     "sub": 3, "subn": 3, "split": 2,
 }
+
+
+def _plain_template(repl: Any) -> Any:
+    if isinstance(repl, str):
+        return str.__str__(repl)
+    if isinstance(repl, (bytes, bytearray)):
+        return bytes(repl)
+    return repl
 
 
 def _plain_flags(flags: Any) -> Any:
@@ -328,15 +345,53 @@ _COPY_HOOKS = frozenset(
      "__class__", "__dict__", "__getattr__", "__getattribute__"}
 )
 
+#: Hooks `copy` finds on an object's *class* (`cls.__copy__`, `x.__reduce_ex__`, `y.__setstate__`,
+#: and the ones `object.__reduce_ex__` calls).
+_CLASS_COPY_HOOKS = frozenset(
+    {"__reduce_ex__", "__reduce__", "__deepcopy__", "__copy__", "__setstate__", "__getstate__",
+     "__getnewargs__", "__getnewargs_ex__"}
+)
+
 #: Objects a copy check walks before giving up (a copy that large is not a snippet's business).
 _MAX_COPY_WALK = 200_000
 
 
+def _trusted_hook(cls: type, name: str, value: Any) -> bool:
+    """A copy hook defined by host code: a Python function compiled from a host file, or the
+    class's own C method. Anything else in a class dictionary (a snippet function, a bound
+    method, a partial) came from data: a class-building API that took names as data, such as
+    an enum functional API."""
+    if value is None:
+        return True  # `__copy__ = None` switches a hook off
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if isinstance(value, types.FunctionType):
+        return value.__code__.co_filename != FILENAME
+    if isinstance(value, (types.WrapperDescriptorType, types.MethodDescriptorType)):
+        return value.__objclass__ is cls and value.__name__ == name
+    return False
+
+
+def _class_hook_problem(cls: type, checked: set[type]) -> None:
+    """Refuse classes whose own dictionaries (or their bases') hold a copy hook that host code
+    did not define: `copy` calls it and drives `setattr` on whatever its result names."""
+    for klass in type.__getattribute__(cls, "__mro__"):
+        if klass in checked:
+            continue
+        attrs = type.__getattribute__(klass, "__dict__")
+        for name in _CLASS_COPY_HOOKS:
+            if name in attrs and not _trusted_hook(klass, name, attrs[name]):
+                raise TypeError(f"cannot copy a '{cls.__name__}': its class defines {name} outside a class statement")
+        checked.add(klass)
+
+
 def _copy_problem(obj: Any, deep: bool) -> None:
     """Refuse to copy objects whose instance dictionaries hold the hooks `copy` looks up on the
-    instance (`__reduce_ex__`, `__deepcopy__`, ...): their results drive `setattr` with any name
-    on any object. Deep copies are checked all the way down."""
+    instance (`__reduce_ex__`, `__deepcopy__`, ...), or whose classes hold such hooks that host
+    code did not define: their results drive `setattr` with any name on any object. Deep
+    copies are checked all the way down."""
     seen: set[int] = set()
+    classes: set[type] = set()
     kept: list[Any] = []
     stack = [obj]
     while stack:
@@ -346,6 +401,8 @@ def _copy_problem(obj: Any, deep: bool) -> None:
         seen.add(id(item))
         if len(seen) > _MAX_COPY_WALK:
             raise ValueError("the object is too large to copy in the sandbox")
+        if not isinstance(item, type):
+            _class_hook_problem(type(item), classes)
         try:
             attrs = object.__getattribute__(item, "__dict__")
         except (AttributeError, TypeError):

@@ -14,7 +14,10 @@ exactly what a run's snippet starts with and walks the object graph the way a sn
   policy lets a snippet read, read with the sandbox's own `guarded_getattr` (runtime refusals
   count as refusals); `type(obj)` as the snippet's `SafeType` gives it; items of tuples, lists,
   sets, dicts and mapping proxies; zero-argument calls of classes, of shim functions and of an
-  allowlist of pure method names (never anything with a host side effect).
+  allowlist of pure method names (never anything with a host side effect); and forwarding
+  objects: every expanded object wrapped the ways a snippet can wrap it in an object that
+  forwards attribute reads to it (`typing.Annotated[x, 0]`, `types.GenericAlias(x, ())`, a
+  `typing` generic alias over x, a bound method of x), whose attributes are crawled in turn.
 
 Every reached object is checked against the forbidden list (real modules, module dicts, frames,
 code objects, cells, tracebacks, the real `getattr`/`eval`/`type`/..., metaclasses, the real
@@ -26,12 +29,15 @@ object, so the chain to close is obvious. Known holes are listed in `KNOWN_HOLES
 
 from __future__ import annotations
 
+import abc
 import builtins as real_builtins
 import collections
+import datetime
 import enum
 import functools
 import json
 import operator
+import re
 import sys
 import time
 import types
@@ -71,7 +77,7 @@ CONTAINERS = (dict, types.MappingProxyType, tuple, list, set, frozenset, deque)
 PROBE_NAMES = (
     "describe", "list", "f", "func", "args", "keywords", "fget", "fset", "fdel", "obj",
     "im_func", "im_self", "func_globals", "func_code", "origin", "wrapped", "cache_info",
-    "lock", "attrname", "register", "format", "format_map", "mro",
+    "lock", "attrname", "register", "format", "format_map", "mro", "strptime", "sub", "subn",
 )
 
 
@@ -128,7 +134,8 @@ SANCTIONED_SANDBOX = frozenset(
     {
         "ModuleShim", "ReadOnly", "Namespace", "Binding", "PendingCall", "_Awaitable",
         "CallRequest", "_Sleep", "_Gather", "_Internal", "_CheckedGetter", "attrgetter",
-        "methodcaller", "SafeType", "_BoundFormat", "ToolCallError", "_EnumType", "_VisibleMro", "cached_property", "Template",
+        "methodcaller", "SafeType", "_BoundFormat", "ToolCallError", "_EnumType", "_VisibleMro", "_PlainStrMethod", "cached_property",
+        "Template",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
     }
 )
@@ -147,6 +154,39 @@ def _internal_classes() -> frozenset[type]:
                 if isinstance(value, type) and value.__module__ == name:
                     found.add(value)
     return frozenset(c for c in found if c.__name__ not in SANCTIONED_SANDBOX and c is not guards.SafeType)
+
+
+#: Methods the runtime guard never hands out as they are, whatever object a snippet reads them
+#: from (found here by identity, independently of the guard): unbound, or bound to anything.
+JUDGED_METHODS: dict[str, tuple[Any, str]] = {
+    "format": (str.__dict__["format"], "its replacement fields read attributes unchecked"),
+    "format_map": (str.__dict__["format_map"], "its replacement fields read attributes unchecked"),
+    "mro": (type.__dict__["mro"], "it lists the bases cls.mro() hides"),
+    "strptime": (datetime.datetime.__dict__["strptime"], "it caches on the caller's str"),
+    "sub": (re.Pattern.__dict__["sub"], "it caches on the caller's str"),
+    "subn": (re.Pattern.__dict__["subn"], "it caches on the caller's str"),
+}
+
+
+def _judged_method(obj: Any) -> str | None:
+    for name, (descriptor, why) in JUDGED_METHODS.items():
+        if obj is descriptor:
+            return f"the real {name} ({why})"
+        if isinstance(obj, types.BuiltinMethodType) and getattr(obj, "__name__", None) == name:
+            owner = obj.__self__
+            try:
+                if isinstance(descriptor, types.ClassMethodDescriptorType):
+                    bound = descriptor.__get__(None, owner)
+                else:
+                    bound = descriptor.__get__(owner, type(owner))  # one argument crashes 3.11
+            except TypeError:
+                continue
+            if bound == obj:
+                return f"the real {name} ({why})"
+    func = obj.__func__ if isinstance(obj, types.MethodType) else obj
+    if func is abc.ABCMeta.register:
+        return "the real ABC register (it changes a class shared with the host)"
+    return None
 
 
 def _module_dicts() -> dict[int, str]:
@@ -175,6 +215,9 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
         return f"the real C class operator.{obj.__name__} (its constructor checks no names)"
     if isinstance(obj, (operator.attrgetter, operator.methodcaller)):
         return f"a real C operator.{type(obj).__name__} instance (type() gives the unchecked class)"
+    judged = _judged_method(obj)
+    if judged:
+        return judged
     if isinstance(obj, SLOT_TYPES):
         name = getattr(obj, "__name__", "")
         if name in DANGEROUS_SLOTS:
@@ -370,6 +413,43 @@ def _run_sync(code: str) -> Any:
     return main.value
 
 
+#: What a snippet uses to wrap any object in one that forwards attribute reads to it.
+FORWARDER_SNIPPET = """
+import typing
+class C:
+    def m(self):
+        return 1
+return {
+    'Annotated': typing.Annotated,
+    'GenericAlias': type(list[int]),
+    'typing-alias': type(typing.List[int]),
+    'MethodType': type(C().m),
+}
+"""
+
+
+@functools.cache
+def forwarders() -> list[tuple[str, Any]]:
+    """(shown, wrap) pairs: `wrap(x)` is an object whose attribute reads forward to x, made
+    with the classes a snippet reaches (no host-only constructor); `shown` spells it with `@`
+    for x in a reported path."""
+    got = _run_sync(FORWARDER_SNIPPET)
+    annotated, generic_alias, typing_alias, method = (
+        got["Annotated"], got["GenericAlias"], got["typing-alias"], got["MethodType"]
+    )
+    return [
+        ("typing.Annotated[@, 0]", lambda x: annotated[x, 0]),
+        ("type(list[int])(@, ())", lambda x: generic_alias(x, ())),
+        ("type(typing.List[int])(@, ())", lambda x: typing_alias(x, ())),
+        ("type(C().m)(@, 0)", lambda x: method(x, 0)),
+    ]
+
+
+@functools.cache
+def forwarder_types() -> tuple[type, ...]:
+    return tuple({type(wrap(len)) for _, wrap in forwarders()})
+
+
 @dataclass
 class Crawl:
     objects: int
@@ -452,6 +532,12 @@ def _children(obj: Any, counters: dict[str, int], attrs: bool) -> list[tuple[str
             out.append(("()", obj()))
         except Exception:
             pass
+    if attrs and not isinstance(obj, forwarder_types()):
+        for label, wrap in forwarders():
+            try:
+                out.append((f"|fwd {label}", wrap(obj)))
+            except Exception:
+                pass
     if isinstance(obj, (dict, types.MappingProxyType)):
         try:
             items = list(obj.items())[:MAX_ITEMS]
@@ -492,6 +578,8 @@ def crawl(roots: list[tuple[str, Any]]) -> Crawl:
                 text = f"type({text})"
             elif step.startswith("|key "):
                 text = f"<key {step[5:]} of {text}>"
+            elif step.startswith("|fwd "):
+                text = step[5:].replace("@", text)
             else:
                 text += step
         return text
@@ -520,7 +608,9 @@ def crawl(roots: list[tuple[str, Any]]) -> Crawl:
         # expanded; items of containers are always walked.
         kind = type(obj)
         attrs = True
-        if not isinstance(obj, (type, shims.ModuleShim, types.FunctionType)):
+        # A forwarding object's attributes are its target's, so each one is expanded.
+        forwarding = step.startswith("|fwd ")
+        if not forwarding and not isinstance(obj, (type, shims.ModuleShim, types.FunctionType)):
             per_type[kind] += 1
             attrs = per_type[kind] <= (PER_VALUE_TYPE if kind in VALUE_TYPES else PER_INSTANCE_TYPE)
             if not attrs and not isinstance(obj, CONTAINERS):
@@ -601,7 +691,15 @@ def test_nothing_forbidden_is_reachable() -> None:
 
 
 #: Findings the crawl once reported, now closed; they must stay unreachable.
-CLOSED_HOLES = ["the real memberless enum class enum."]
+CLOSED_HOLES = [
+    "the real memberless enum class enum.",
+    # Through forwarding objects (`typing.Annotated[str, 0].format`, `typing.Type.mro`, ...):
+    "the real format",
+    "the real mro",
+    "the real ABC register",
+    "the real strptime",
+    "the real sub",
+]
 
 
 @pytest.mark.parametrize("prefix", CLOSED_HOLES)
@@ -684,6 +782,15 @@ END_TO_END = [
                  "ok", "[\"<module 'os' (sandbox)>\", false]", id="type(shim)-builds-only-a-fake-module"),
     pytest.param("return getattr(getattr, '__globals__')", "exception", "private",
                  id="computed-private-refused"),
+    # Found by the crawl through forwarding objects, closed by judging what the read returns.
+    pytest.param("import typing, enum\nreturn [c.__name__ for c in typing.Type.mro(enum.Enum)]",
+                 "ok", '["Enum", "object"]', id="typing.Type.mro-hides-enum-bases"),
+    pytest.param("import typing, enum\nreturn [c.__name__ for c in typing.Annotated[enum.Enum, 0].mro()]",
+                 "ok", '["Enum", "object"]', id="Annotated[Enum].mro-hides-enum-bases"),
+    pytest.param("import typing\nreturn typing.Annotated[str, 0].format('{0.__globals__}', getattr)",
+                 "exception", "private", id="Annotated[str].format-is-guarded"),
+    pytest.param("import typing\nreturn typing.Annotated[str, 0].format_map('{x.__globals__}', {'x': getattr})",
+                 "exception", "private", id="Annotated[str].format_map-is-guarded"),
 ]
 
 
