@@ -1,0 +1,149 @@
+"""Curated stand-ins for the stdlib modules a snippet may import, one module per shim.
+
+A snippet never gets a real module object (see `_base.ModuleShim`). Each shim module here names
+the stdlib module it stands for (`NAME`), holds its allowlist, and says in its docstring why each
+member is in and what was left out. A shim is either static (`attrs()`, computed once per process
+and shared, since it holds only functions, classes and constants) or per-run (`PER_RUN = True`,
+`build(ctx)`), when it holds per-run state (`random`) or the run's guards (`dataclasses`).
+
+Left out everywhere: anything that touches files, processes, the network, the environment or
+interpreter internals.
+"""
+
+from __future__ import annotations
+
+import functools as _functools
+import importlib
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from ..guards import RunGuards
+from . import (
+    asyncio,
+    base64,
+    bisect,
+    collections,
+    copy,
+    dataclasses,
+    datetime,
+    decimal,
+    difflib,
+    enum,
+    fractions,
+    functools,
+    hashlib,
+    heapq,
+    itertools,
+    json,
+    math,
+    operator,
+    random,
+    re,
+    statistics,
+    string,
+    textwrap,
+    time,
+    typing,
+    unicodedata,
+    uuid,
+)
+from ._base import ModuleShim, ShimContext
+from .copy import _checked_copy, _checked_deepcopy  # noqa: F401 - checked by the security tests
+from .enum import _EnumType  # noqa: F401 - checked by the security tests
+from .functools import cached_property
+from .operator import attrgetter, methodcaller
+from .string import Template
+
+_SHIM_MODULES: tuple[ModuleType, ...] = (
+    asyncio, base64, bisect, collections, copy, dataclasses, datetime, decimal, difflib, enum,
+    fractions, functools, hashlib, heapq, itertools, json, math, operator, random, re,
+    statistics, string, textwrap, time, typing, unicodedata, uuid,
+)
+_BY_NAME: dict[str, ModuleType] = {m.NAME: m for m in _SHIM_MODULES}
+
+ALLOWED_MODULES: tuple[str, ...] = tuple(sorted(_BY_NAME))
+
+
+@_functools.cache
+def _static_attrs() -> dict[str, dict[str, Any]]:
+    """Attribute tables of the shims that hold no per-run state, computed once per process."""
+    return {name: m.attrs() for name, m in _BY_NAME.items() if not getattr(m, "PER_RUN", False)}
+
+
+_STATIC_SHIMS: dict[str, ModuleShim] = {}
+
+
+class ShimSet:
+    """The shims of one run, built on first import. Static shims are shared across runs (they
+    are read-only and hold only functions, classes and constants); per-run shims are built for
+    this run alone."""
+
+    def __init__(self, guards: RunGuards, asyncio_attrs: Mapping[str, Any], *, wall_time: float = 30.0) -> None:
+        self._ctx = ShimContext(guards, asyncio_attrs, wall_time)
+        self._per_run: dict[str, ModuleShim] = {}
+
+    def get(self, name: str) -> ModuleShim | None:
+        shim = _STATIC_SHIMS.get(name) or self._per_run.get(name)
+        if shim is not None:
+            return shim
+        module = _BY_NAME.get(name)
+        if module is None:
+            return None
+        if getattr(module, "PER_RUN", False):
+            shim = self._per_run[name] = ModuleShim(name, module.build(self._ctx))
+        else:
+            shim = _STATIC_SHIMS[name] = ModuleShim(name, _static_attrs()[name])
+        return shim
+
+
+def _import_error(name: str) -> ImportError:
+    return ImportError(
+        f"module '{name}' is not available in the sandbox; allowed modules: "
+        + ", ".join(ALLOWED_MODULES),
+        name=name,
+    )
+
+
+#: Host modules that stdlib C code imports lazily through the caller's `__import__`.
+_INTERNAL_IMPORTS = frozenset({"_strptime"})
+
+
+def make_import(shims: ShimSet) -> Callable[..., Any]:
+    """The snippet's `__import__`: allowlisted names resolve to shims, anything else fails."""
+
+    def import_(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if level != 0:
+            raise ImportError("relative imports are not available in the sandbox")
+        if not isinstance(name, str):
+            raise ImportError("module name must be a string")
+        if name in _INTERNAL_IMPORTS and level == 0 and not fromlist:
+            # Imported by C code the snippet called (time.strptime): the module goes to that
+            # caller, never to the snippet, whose own `import _x` the policy refuses.
+            return importlib.import_module(name)
+        shim = shims.get(name) if name in _BY_NAME else None
+        if shim is None:
+            raise _import_error(name)
+        for item in fromlist or ():
+            if not isinstance(item, str) or item not in shim._shim_attrs:
+                raise ImportError(f"cannot import name '{item}' from '{name}' in the sandbox")
+        return shim
+
+    return import_
+
+
+# The sandbox's replacements show the package path, as a module shim's members would.
+for _cls in (Template, attrgetter, cached_property, methodcaller):
+    _cls.__module__ = __name__
+del _cls
+
+__all__ = [
+    "ALLOWED_MODULES",
+    "ModuleShim",
+    "ShimSet",
+    "Template",
+    "attrgetter",
+    "cached_property",
+    "make_import",
+    "methodcaller",
+]

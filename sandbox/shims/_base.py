@@ -1,0 +1,94 @@
+"""What every shim is made of: the read-only module look-alike and the helpers that fill it.
+
+A snippet never gets a real module object: real modules reach `os` and `sys` through plain
+attributes (`datetime.sys`, `json.decoder.re`...). A `ModuleShim` exposes a fixed table of
+functions, classes and constants, refuses writes, and has no attribute of its own that leads
+anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+from ..guards import ReadOnly, RunGuards
+
+
+class ModuleShim(ReadOnly):
+    """A read-only module look-alike. Only the listed names exist on it."""
+
+    __slots__ = ("_shim_name", "_shim_attrs")
+
+    def __init__(self, name: str, attrs: Mapping[str, Any]) -> None:
+        try:
+            object.__getattribute__(self, "_shim_name")
+        except AttributeError:
+            pass
+        else:
+            raise TypeError("a module shim cannot be re-initialised")
+        object.__setattr__(self, "_shim_name", name)
+        object.__setattr__(self, "_shim_attrs", MappingProxyType(dict(attrs)))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._shim_attrs[name]
+        except KeyError:
+            raise AttributeError(
+                f"module '{self._shim_name}' has no attribute '{name}' in the sandbox"
+            ) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise TypeError(f"cannot modify module '{self._shim_name}' in the sandbox")
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError(f"cannot modify module '{self._shim_name}' in the sandbox")
+
+    def __dir__(self) -> list[str]:
+        return sorted(self._shim_attrs)
+
+    def __repr__(self) -> str:
+        return f"<module '{self._shim_name}' (sandbox)>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("module shims cannot be copied or pickled")
+
+
+@dataclass
+class ShimContext:
+    """What a per-run shim may use: the run's guards, its asyncio table and its wall-time limit."""
+
+    guards: RunGuards
+    asyncio_attrs: Mapping[str, Any]
+    wall_time: float = 30.0
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+def pick(module: Any, names: Iterable[str]) -> dict[str, Any]:
+    """The listed names of a module (those it has on this Python)."""
+    return {name: getattr(module, name) for name in names if hasattr(module, name)}
+
+
+def public(module: Any, exclude: Iterable[str] = ()) -> dict[str, Any]:
+    """A module's public API (its `__all__` when it has one), never another module object:
+    `statistics.sys` is a plain attribute."""
+    skip = set(exclude)
+    names = getattr(module, "__all__", None) or dir(module)
+    return {
+        name: getattr(module, name)
+        for name in names
+        if not name.startswith("_")
+        and name not in skip
+        and not isinstance(getattr(module, name), ModuleType)
+    }
+
+
+def plain_str(value: Any) -> Any:
+    """A `str` (or bytes) argument as a plain copy: stdlib caches keyed on the object as passed
+    (`re`, `_strptime`) must never see a subclass with a lying `__eq__`/`__hash__`."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return value

@@ -1,0 +1,62 @@
+"""`enum`: memberless subclasses of the enum bases with a checking metaclass, `auto` and `unique`.
+
+The functional API (`Enum("Color", {...})`) builds a class from data, outside the
+class-statement checks, so member names starting with "_" (which would define dunders such as
+`__reduce_ex__`) are refused. `cls.mro()` hides the real memberless bases (see the guards).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from ._base import pick
+
+NAME = "enum"
+
+
+class _EnumType(enum.EnumType):
+    """The metaclass of the snippet's enum classes (see the module docstring)."""
+
+    def __call__(cls, value: Any, names: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if names is not None:
+            names = _plain_members(names)
+        return super().__call__(value, names, *args, **kwargs)
+
+
+def _plain_members(names: Any) -> list[Any]:
+    """The functional API's members as one plain list, built here in a single pass: the enum
+    machinery then reads this list, not the snippet's object (which could answer a check one
+    way and the real iteration another). Names must be plain strings not starting with "_"."""
+    if isinstance(names, str):
+        items: list[Any] = str.__str__(names).replace(",", " ").split()
+    elif isinstance(names, dict):
+        items = [(k, v) for k, v in dict.items(names)]
+    else:
+        items = []
+        for entry in list(names):
+            if isinstance(entry, (tuple, list)):
+                pair = tuple(tuple.__iter__(entry)) if isinstance(entry, tuple) else tuple(list.__iter__(entry))
+                if len(pair) != 2:
+                    raise ValueError("enum members are names or (name, value) pairs")
+                items.append(pair)
+            else:
+                items.append(entry)
+    plain: list[Any] = []
+    for item in items:
+        name, rest = (item[0], item[1:]) if isinstance(item, tuple) else (item, ())
+        if type(name) is not str or name.startswith("_"):
+            raise ValueError(f"enum member name {name!r} is not allowed in the sandbox")
+        plain.append((name, *rest) if rest else name)
+    return plain
+
+
+def _safe_enum_classes() -> dict[str, Any]:
+    classes: dict[str, Any] = {}
+    for base in (enum.Enum, enum.IntEnum, enum.StrEnum, enum.Flag, enum.IntFlag):
+        classes[base.__name__] = _EnumType(base.__name__, (base,), enum.EnumType.__prepare__(base.__name__, (base,)))
+    return classes
+
+
+def attrs() -> dict[str, Any]:
+    return {**_safe_enum_classes(), **pick(enum, ["auto", "unique"])}

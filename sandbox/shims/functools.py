@@ -1,0 +1,89 @@
+"""`functools`: `reduce`, `partial`, the caches, `cmp_to_key`, `partialmethod`, a checked
+`cached_property` and `total_ordering` for the snippet's own classes.
+
+`cached_property` writes its value straight into an instance's `__dict__` under its name, so
+the sandbox's version checks that name when it is used (and reads it once: the property's own
+function could rename it mid-call). `total_ordering` rewrites the class it gets, so it applies
+to the snippet's own classes only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from ..guards import CHECKED_REPLACEMENTS, RunGuards, attribute_problem, plain_name
+from ._base import ShimContext, pick
+
+NAME = "functools"
+PER_RUN = True
+
+_MISSING_VALUE = object()
+
+
+class cached_property(functools.cached_property):  # noqa: N801 - the stdlib's name
+    """`functools.cached_property` whose attribute name is checked when it is used."""
+
+    def __set_name__(self, owner: Any, name: str) -> None:
+        _check_cache_name(name)
+        super().__set_name__(owner, name)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        name = self.attrname
+        if name is None:
+            raise TypeError("cannot use cached_property without assigning it in a class body")
+        _check_cache_name(name)
+        name = str.__str__(name)
+        cache = object.__getattribute__(instance, "__dict__")
+        if type(cache) is not dict:
+            raise TypeError("cached_property needs an instance with a plain __dict__")
+        value = dict.get(cache, name, _MISSING_VALUE)
+        if value is _MISSING_VALUE:
+            value = self.func(instance)
+            dict.__setitem__(cache, name, value)
+        return value
+
+
+CHECKED_REPLACEMENTS.add(cached_property)
+
+
+def _check_cache_name(name: Any) -> None:
+    if name is None:
+        return
+    problem = attribute_problem(plain_name(name), write=True) if isinstance(name, str) else "bad name"
+    if problem or type(name) is not str:
+        raise TypeError(f"cached_property name {name!r} is not allowed in the sandbox")
+
+
+def refuse_field_subclasses(cls: Any) -> None:
+    """`@dataclass` trusts each `Field`'s name (it pastes it into generated source); only the
+    real `Field` class, whose name comes from the class body, may appear."""
+    for value in type.__getattribute__(cls, "__dict__").values():
+        if isinstance(value, dataclasses.Field) and type(value) is not dataclasses.Field:
+            raise TypeError("dataclass fields must be made with dataclasses.field()")
+
+
+def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable[..., Any]:
+    """Class decorators that rewrite the class they get: only on the snippet's own classes."""
+
+    @functools.wraps(fn)
+    def decorate(cls: Any = None, /, **kwargs: Any) -> Any:
+        if cls is None:
+            return lambda c: decorate(c, **kwargs)
+        guards.require_owned_class(cls, what)
+        refuse_field_subclasses(cls)
+        return fn(cls, **kwargs)
+
+    return decorate
+
+
+def build(ctx: ShimContext) -> dict[str, Any]:
+    return {
+        **pick(functools, ["reduce", "partial", "lru_cache", "cache", "cmp_to_key", "partialmethod"]),
+        "cached_property": cached_property,
+        "total_ordering": owned_only(functools.total_ordering, ctx.guards, "total_ordering"),
+    }

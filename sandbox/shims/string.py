@@ -1,0 +1,33 @@
+"""`string`: the constants, `capwords` and a checked `Template`. `string.Formatter` is left out:
+its `get_field` traverses attributes unchecked."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from ._base import pick
+
+NAME = "string"
+
+
+class Template(string.Template):
+    """`string.Template` whose subclasses' pattern settings are made plain strings before the
+    stdlib compiles them (it escapes `delimiter` through `re.escape`, see the `re` shim)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        for name in ("delimiter", "idpattern", "braceidpattern"):
+            value = type.__getattribute__(cls, name)
+            if isinstance(value, str):
+                type.__setattr__(cls, name, str.__str__(value))
+        super().__init_subclass__(**kwargs)
+
+
+def attrs() -> dict[str, Any]:
+    return pick(
+        string,
+        [
+            "ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits",
+            "octdigits", "punctuation", "printable", "whitespace", "capwords",
+        ],
+    ) | {"Template": Template}
