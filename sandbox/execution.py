@@ -19,7 +19,7 @@ from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits
 from .namespace import check_call_size, make_namespace
 from .output import Output
-from .policy import ENTRY_POINT, FILENAME, PolicyError, compile_snippet
+from .policy import ENTRY_POINT, FILENAME, LAST_VALUE_HOOK, PolicyError, compile_snippet
 from .result import RunError, RunResult
 from .scheduler import (
     ASYNCIO_SHIM,
@@ -39,6 +39,24 @@ MAX_AWAIT_WARNINGS = 5
 MAX_EXCEPTION_TEXT = 2000
 #: Consecutive identical traceback frames shown before they are summarised.
 MAX_REPEATED_FRAMES = 3
+
+
+#: Logged when a program's final bare expression has a value that is not JSON.
+LAST_VALUE_NOTE = (
+    "[note] the program's last expression is a '{type}', not JSON, so the run returns nothing; "
+    "return a JSON value to see it"
+)
+
+
+class LastValue:
+    """The value of a program's final bare expression, on its way to the result (the snippet
+    never holds one): unlike an explicit `return`, a value that is not JSON is dropped with a
+    note rather than failing the run, as a script that ends in `obj.method()` succeeds."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 class Budget:
@@ -126,7 +144,7 @@ class Execution:
         self.compiled = compile_snippet(code, limits, budget=budget)
 
         guards = RunGuards()
-        shims = ShimSet(guards, ASYNCIO_SHIM)
+        shims = ShimSet(guards, ASYNCIO_SHIM, wall_time=limits.wall_time, print_fn=self.output.print)
         ns = make_namespace(namespace, list(binding_names), self._issue, docs)
         builtins = build_builtins(
             guards,
@@ -135,7 +153,7 @@ class Execution:
             extra={namespace: ns, "ToolCallError": ToolCallError},
             budget_iter=self.budget.iterate if self.budget else None,
         )
-        hooks: dict[str, Any] = {}
+        hooks: dict[str, Any] = {LAST_VALUE_HOOK: LastValue}
         if self.budget is not None:
             hooks["_tick_"] = self.budget.tick
             hooks["_budget_iter_"] = self.budget.iterate
@@ -156,6 +174,8 @@ class Execution:
         try:
             self.scheduler.run_ready()
         finally:
+            # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
+            self.decimal_context = decimal.getcontext()
             decimal.setcontext(saved)
 
     def start(self) -> None:
@@ -186,9 +206,15 @@ class Execution:
         if main.error is not None:
             return self.failure(self.describe_exception(main.error))
         value = main.value
+        implicit = type(value) is LastValue
+        if implicit:
+            value = value.value
         try:
             plain = to_json_value(value, "$")
         except NotJSONError as exc:
+            if implicit:
+                note = LAST_VALUE_NOTE.format(type=type(value).__name__)
+                return RunResult(value=None, logs=[*self.logs(), note])
             return self.failure(RunError("invalid-result", f"the return value is not JSON: {exc}"))
         except RecursionError:
             return self.failure(RunError("invalid-result", "the return value is nested too deeply"))

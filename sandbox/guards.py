@@ -13,6 +13,7 @@ import abc
 import builtins as _builtins
 import dataclasses
 import datetime
+import decimal
 import enum
 import functools
 import re
@@ -25,14 +26,24 @@ from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-from .policy import READABLE_PRIVATE, RUNTIME_CHECKED_ATTRIBUTES
+from .policy import (
+    DATA_MODEL_METHODS,
+    FILENAME,
+    INTROSPECTION_DUNDERS,
+    READABLE_PRIVATE,
+    RUNTIME_CHECKED_ATTRIBUTES,
+    SUPER_ONLY,
+    WRITABLE_DUNDERS,
+    is_dunder,
+)
 
 _MISSING = object()
 _SNIPPET_LOCALS = "__snippet__.<locals>."
 
 #: Types whose instances accept attribute writes: a snippet only reaches instances of these that
-#: it made itself (JSON copies, its own containers, exceptions it raised).
-_WRITABLE_INSTANCE_TYPES: tuple[type, ...] = (dict, list, set, bytearray, deque, BaseException)
+#: it made itself (JSON copies, its own containers, exceptions it raised, decimal contexts: its
+#: own, or the run's, which the execution installs around every step).
+_WRITABLE_INSTANCE_TYPES: tuple[type, ...] = (dict, list, set, bytearray, deque, BaseException, decimal.Context)
 
 
 def plain_name(name: object) -> str:
@@ -342,23 +353,205 @@ SafeType.__name__ = "type"
 SafeType.__qualname__ = "type"
 
 
+#: Classes whose `case C(x)` matches the subject itself (no `__match_args__` read).
+_SELF_MATCHING = frozenset({bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple})
+
+#: Dunders the guard hands out only when the snippet's own object or class defines them.
+_OWNED_ONLY_DUNDERS = frozenset(
+    {"__dict__", "__annotations__", "__dataclass_fields__", "__dataclass_params__",
+     "__match_args__", "__slots__", "__defaults__", "__kwdefaults__", "__set_name__", "__get__",
+     "__set__", "__delete__", "__copy__", "__deepcopy__", "__getattr__"}
+) | SUPER_ONLY
+
+#: What no attribute read may hand a snippet, whatever name it used.
+_FORBIDDEN_VALUES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType, types.CellType)
+
+_OWNER_KEY = "__sandbox_owner__"
+
+
+def _no_keywords(fn: str, kwargs: dict[str, Any]) -> None:
+    if kwargs:
+        raise TypeError(f"{fn}() takes no keyword arguments")
+
+
+def _require_str_name(name: Any) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
+
+
+def is_snippet_function(obj: Any) -> bool:
+    return isinstance(obj, types.FunctionType) and obj.__code__.co_filename == FILENAME
+
+
+def _cpython_no_attribute(obj: Any, name: str) -> AttributeError:
+    if isinstance(obj, type):
+        return AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
+    return AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
+
+
 class RunGuards:
-    """Per-run guard state: the classes this run created."""
+    """Per-run guard state: the classes this run created, and the guards that depend on them.
+
+    What the snippet's own objects may do that host objects may not (the decision, per name):
+    - private names (`_x`, `__x` mangled): read and written on the snippet's own classes,
+      instances and functions, unless the name resolves to a host base class's attribute
+      (`self._munge_whitespace` on a `TextWrapper` subclass stays refused);
+    - `__dict__`/`vars()`, `__annotations__`, `__dataclass_fields__`, `__match_args__`,
+      `__slots__`, `__init__` (outside `super()`), `__copy__`, `__getattr__` and the
+      descriptor methods: only where the snippet's own class (or function) defines them;
+    - data-model methods (`__eq__`, `__add__`, `__len__`, ...): on anything; each does what an
+      operator does anyway;
+    - `__class__` is `type(x)`; `__mro__`/`__bases__` hide what `mro()` hides; exception
+      chaining, `__notes__` and typing's `__args__`/`__origin__` are values;
+    - `__setattr__`/`__delattr__` come back wrapped, so they apply the write rules;
+    - writes of dunders: `__doc__`, `__name__`, `__qualname__`, `__module__`, `__wrapped__` on
+      the snippet's own objects, and exception chaining; nothing else.
+    Every value a dunder read returns is refused if it is a module, frame, code object,
+    traceback or cell.
+    """
 
     def __init__(self) -> None:
         self.owned: weakref.WeakSet[type] = weakref.WeakSet()
-        self.class_factory = _ClassFactory(self.owned)
+        self.owner_token = object()
+        self.class_factory = _ClassFactory(self.owned, self.owner_token)
+        self._ids: dict[int, tuple[Any, int]] = {}
 
-    def write(self, obj: Any) -> Any:
-        """`_write_`: the target of `obj.attr = v` / `del obj.attr`. Returns obj if allowed."""
+    # -- ownership -------------------------------------------------------------------------
+    def owns_class(self, cls: Any) -> bool:
+        if cls in self.owned:
+            return True
+        # A class being built (its `__init_subclass__`/`__set_name__` run before the factory
+        # returns) carries this run's token in its dictionary until then.
+        try:
+            attrs = type.__getattribute__(cls, "__dict__")
+        except TypeError:
+            return False
+        return attrs.get(_OWNER_KEY) is self.owner_token
+
+    def owns(self, obj: Any) -> bool:
+        """The snippet made this class, an instance of one, or this function."""
+        if isinstance(obj, type):
+            return self.owns_class(obj)
+        return self.owns_class(type(obj)) or is_snippet_function(obj)
+
+    def _defined_by_snippet(self, obj: Any, name: str) -> bool:
+        """Where a read of `name` on `obj` would come from is the snippet's own: its instance
+        dictionary, its own class (or a snippet base), its function; not a host base class."""
+        if isinstance(obj, super):
+            start = obj.__thisclass__
+            target = obj.__self_class__
+            if target is None:
+                return False
+            mro = type.__getattribute__(target, "__mro__")
+            mro = mro[mro.index(start) + 1 :] if start in mro else ()
+        elif isinstance(obj, type):
+            if not self.owns_class(obj):
+                return False
+            mro = type.__getattribute__(obj, "__mro__")
+        else:
+            if is_snippet_function(obj):
+                return True
+            if not self.owns_class(type(obj)):
+                return False
+            mro = type.__getattribute__(type(obj), "__mro__")
+        for klass in mro:
+            if name in type.__getattribute__(klass, "__dict__"):
+                return self.owns_class(klass)
+        return not isinstance(obj, super)
+
+    # -- reads -----------------------------------------------------------------------------
+    def read_problem(self, obj: Any, name: str) -> str | None:
+        problem = attribute_problem(name)
+        if problem is None or not name.startswith("_") or name in INSPECT_ATTRIBUTES:
+            return problem
+        if is_dunder(name):
+            if name in DATA_MODEL_METHODS and name not in _OWNED_ONLY_DUNDERS:
+                return None
+            if name in _OWNED_ONLY_DUNDERS:
+                return None if self._defined_by_snippet(obj, name) else problem
+            if name in INTROSPECTION_DUNDERS:
+                return None
+            return problem
+        return None if self._defined_by_snippet(obj, name) else problem
+
+    def getattr(self, obj: Any, name: Any, default: Any = _MISSING) -> Any:
+        """`getattr` and `_getattr_` for this run: `guarded_getattr`, plus what the snippet's
+        own objects may read (see the class docstring)."""
+        name = plain_name(name)
+        if not name.startswith("_") or name in READABLE_PRIVATE:
+            return guarded_getattr(obj, name, default)
+        problem = self.read_problem(obj, name)
+        if problem:
+            raise AttributeError(problem)
+        try:
+            value = self._read_dunder(obj, name) if is_dunder(name) else getattr(obj, name)
+        except AttributeError:
+            if default is not _MISSING:
+                return default
+            raise
+        if isinstance(value, _FORBIDDEN_VALUES) or (isinstance(value, type) and issubclass(value, type)):
+            raise AttributeError(f'attribute "{name}" is not accessible: it leads outside the sandbox')
+        return value
+
+    def _read_dunder(self, obj: Any, name: str) -> Any:
+        if name == "__class__":
+            return SafeType(obj)
+        if name == "__dict__":
+            return object.__getattribute__(obj, "__dict__")
+        if name in ("__mro__", "__bases__"):
+            if not isinstance(obj, type):
+                raise _cpython_no_attribute(obj, name)
+            found = type.__getattribute__(obj, name)
+            return tuple(c for c in found if not _hidden_base(c))
+        if name in ("__setattr__", "__delattr__"):
+            return _CheckedWrite(self, getattr(obj, name), name == "__delattr__")
+        if name in ("__cause__", "__context__", "__suppress_context__", "__notes__"):
+            if not isinstance(obj, BaseException):
+                raise _cpython_no_attribute(obj, name)
+        return getattr(obj, name)
+
+    def hasattr(self, obj: Any, name: Any) -> bool:
+        name = plain_name(name)
+        try:
+            self.getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+
+    # -- writes ----------------------------------------------------------------------------
+    def write_problem(self, obj: Any, name: str) -> str | None:
+        if type(name) is not str:
+            return "attribute name must be a plain string"
+        if name in INSPECT_ATTRIBUTES or name.endswith("__roles__"):
+            return f'attribute "{name}" is not accessible: it exposes interpreter internals'
+        if not name.startswith("_") or name == "_":
+            return None
+        private = f'attribute "{name}" is not accessible: names starting with "_" are private'
+        if is_dunder(name):
+            if name not in WRITABLE_DUNDERS:
+                return private
+            if name in ("__cause__", "__context__", "__suppress_context__", "__notes__"):
+                return None if isinstance(obj, BaseException) else private
+            # Names and docs of the snippet's own functions and classes (what decorators set).
+            writable = is_snippet_function(obj) or (isinstance(obj, type) and self.owns_class(obj))
+            return None if writable else private
+        return None if self._defined_by_snippet(obj, name) else private
+
+    def write(self, obj: Any, name: str | None = None) -> Any:
+        """`_write_`: the target of `obj.attr = v` / `del obj.attr`. Returns obj if allowed.
+        The policy passes `name` when it starts with "_"."""
+        if name is not None:
+            problem = self.write_problem(obj, name)
+            if problem:
+                raise AttributeError(problem)
         cls = type(obj)
         if isinstance(obj, type):
-            if obj in self.owned:
+            if self.owns_class(obj):
                 return obj
             raise TypeError(
                 f"cannot modify class '{obj.__name__}': only classes defined in the snippet can be changed"
             )
-        if cls in self.owned or isinstance(obj, _WRITABLE_INSTANCE_TYPES):
+        if self.owns_class(cls) or is_snippet_function(obj) or isinstance(obj, _WRITABLE_INSTANCE_TYPES):
             return obj
         if isinstance(obj, ReadOnly):
             raise TypeError(f"cannot modify {obj!r}")
@@ -366,21 +559,140 @@ class RunGuards:
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
         name = plain_name(name)
-        problem = attribute_problem(name, write=True)
+        problem = self.write_problem(obj, name)
         if problem:
             raise AttributeError(problem)
         setattr(self.write(obj), name, value)
 
     def delattr(self, obj: Any, name: Any) -> None:
         name = plain_name(name)
-        problem = attribute_problem(name, write=True)
+        problem = self.write_problem(obj, name)
         if problem:
             raise AttributeError(problem)
         delattr(self.write(obj), name)
 
+    def builtin_getattr(self, *args: Any, **kwargs: Any) -> Any:
+        _no_keywords("getattr", kwargs)
+        if not 2 <= len(args) <= 3:
+            few = len(args) < 2
+            raise TypeError(
+                f"getattr expected at {'least 2' if few else 'most 3'} arguments, got {len(args)}"
+            )
+        _require_str_name(args[1])
+        return self.getattr(*args)
+
+    def builtin_hasattr(self, *args: Any, **kwargs: Any) -> bool:
+        _no_keywords("hasattr", kwargs)
+        if len(args) != 2:
+            raise TypeError(f"hasattr expected 2 arguments, got {len(args)}")
+        _require_str_name(args[1])
+        return self.hasattr(*args)
+
+    def builtin_setattr(self, *args: Any, **kwargs: Any) -> None:
+        _no_keywords("setattr", kwargs)
+        if len(args) != 3:
+            raise TypeError(f"setattr expected 3 arguments, got {len(args)}")
+        _require_str_name(args[1])
+        self.setattr(*args)
+
+    def builtin_delattr(self, *args: Any, **kwargs: Any) -> None:
+        _no_keywords("delattr", kwargs)
+        if len(args) != 2:
+            raise TypeError(f"delattr expected 2 arguments, got {len(args)}")
+        _require_str_name(args[1])
+        self.delattr(*args)
+
     def require_owned_class(self, cls: Any, what: str) -> None:
-        if not (isinstance(cls, type) and cls in self.owned):
+        if not (isinstance(cls, type) and self.owns_class(cls)):
             raise TypeError(f"{what} only applies to classes defined in the snippet")
+
+    # -- builtins that depend on the run ---------------------------------------------------
+    def vars(self, *args: Any) -> Any:
+        """`vars(obj)` of the snippet's own objects; `vars()` (the caller's locals) is out."""
+        if len(args) != 1:
+            if not args:
+                raise TypeError("vars() needs an argument in the sandbox (the snippet's own object)")
+            raise TypeError(f"vars expected at most 1 argument, got {len(args)}")
+        obj = args[0]
+        if not self.owns(obj):
+            try:
+                object.__getattribute__(obj, "__dict__")
+            except AttributeError:
+                raise TypeError("vars() argument must have __dict__ attribute") from None
+            raise TypeError(
+                f"vars() of a '{type(obj).__name__}' object is not available in the sandbox "
+                "(only the snippet's own objects)"
+            )
+        try:
+            return object.__getattribute__(obj, "__dict__")
+        except AttributeError:
+            raise TypeError("vars() argument must have __dict__ attribute") from None
+
+    def id(self, *args: Any, **kwargs: Any) -> int:
+        """`id()` numbered per run: equal for the same object, distinct for live ones, and
+        saying nothing of where the host keeps it. The object is kept alive for the run, so a
+        number is never reused."""
+        _no_keywords("id", kwargs)
+        if len(args) != 1:
+            raise TypeError(f"id() takes exactly one argument ({len(args)} given)")
+        obj = args[0]
+        key = _builtins.id(obj)
+        entry = self._ids.get(key)
+        if entry is None:
+            entry = self._ids[key] = (obj, 0x1000 + 16 * len(self._ids))
+        return entry[1]
+
+    def match_class(self, cls: Any, count: int) -> Any:
+        """`_match_class_`: check the attribute names `case cls(p1, ...)` will read natively."""
+        if not isinstance(cls, type) or cls in _SELF_MATCHING:
+            return cls  # CPython reports a non-class; self-matching types read nothing
+        try:
+            names = cls.__match_args__
+        except AttributeError:
+            return cls
+        if type(names) is not tuple:
+            return cls  # CPython refuses it: "__match_args__ must be a tuple"
+        owned = self.owns_class(cls)
+        for name in names[:count]:
+            if type(name) is not str:
+                raise TypeError("__match_args__ elements must be plain strings in the sandbox")
+            if name.startswith("_") and (is_dunder(name) or not owned) or name in INSPECT_ATTRIBUTES:
+                raise TypeError(
+                    f"class pattern {cls.__name__}(...) would read attribute {name!r}, which is not "
+                    "accessible in the sandbox"
+                )
+        return cls
+
+
+class _CheckedWrite(ReadOnly):
+    """`x.__setattr__` / `object.__setattr__` (and the `__delattr__` twins): the real method,
+    called only after the write rules accept the target and the name."""
+
+    __slots__ = ("_guards", "_method", "_delete")
+
+    def __init__(self, guards: RunGuards, method: Any, delete: bool) -> None:
+        object.__setattr__(self, "_guards", guards)
+        object.__setattr__(self, "_method", method)
+        object.__setattr__(self, "_delete", delete)
+
+    def __call__(self, *args: Any) -> Any:
+        method = self._method
+        bound = getattr(method, "__self__", _MISSING)
+        target, rest = (bound, args) if bound is not _MISSING else (args[0] if args else None, args[1:])
+        if not rest:
+            raise TypeError("expected an attribute name")
+        name = plain_name(rest[0])
+        problem = self._guards.write_problem(target, name)
+        if problem:
+            raise AttributeError(problem)
+        self._guards.write(target)
+        return method(*args)
+
+    def __repr__(self) -> str:
+        return "<method-wrapper '__delattr__'>" if self._delete else "<method-wrapper '__setattr__'>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("cannot copy a method wrapper")
 
 
 class _ClassFactory:
@@ -391,10 +703,11 @@ class _ClassFactory:
     snippet-owned.
     """
 
-    __slots__ = ("_owned",)
+    __slots__ = ("_owned", "_token")
 
-    def __init__(self, owned: weakref.WeakSet[type]) -> None:
+    def __init__(self, owned: weakref.WeakSet[type], token: object) -> None:
         self._owned = owned
+        self._token = token
 
     @staticmethod
     def _meta(bases: tuple[Any, ...]) -> type:
@@ -427,9 +740,26 @@ class _ClassFactory:
         if isinstance(qualname, str) and qualname.startswith(_SNIPPET_LOCALS):
             # Classes live in the snippet's function; show them as a script would.
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
+        _check_slots(namespace.get("__slots__", ()))
+        namespace[_OWNER_KEY] = self._token
         cls = meta(name, bases, namespace, **kwds)
+        type.__delattr__(cls, _OWNER_KEY)
         self._owned.add(cls)
         return cls
+
+
+def _check_slots(slots: Any) -> None:
+    """`__slots__` names become attributes: no dunder but `__dict__`/`__weakref__`."""
+    names = (slots,) if isinstance(slots, str) else slots
+    try:
+        names = list(names)
+    except TypeError:
+        return
+    for name in names:
+        if type(name) is not str:
+            raise TypeError("__slots__ items must be plain strings in the sandbox")
+        if is_dunder(name) and name not in ("__dict__", "__weakref__"):
+            raise TypeError(f"__slots__ name {name!r} is not allowed in the sandbox")
 
 
 SAFE_BUILTIN_NAMES = (
@@ -473,10 +803,12 @@ def build_builtins(
             "NotImplemented": NotImplemented,
             "Ellipsis": Ellipsis,
             "type": SafeType,
-            "getattr": guarded_getattr,
-            "hasattr": guarded_hasattr,
-            "setattr": guards.setattr,
-            "delattr": guards.delattr,
+            "getattr": guards.builtin_getattr,
+            "hasattr": guards.builtin_hasattr,
+            "setattr": guards.builtin_setattr,
+            "delattr": guards.builtin_delattr,
+            "vars": guards.vars,
+            "id": guards.id,
             "print": print_fn,
             "__import__": import_fn,
             "__build_class__": _builtins.__build_class__,
@@ -508,8 +840,9 @@ def make_globals(builtins: dict[str, Any], guards: RunGuards, **hooks: Any) -> d
         "__builtins__": builtins,
         "__name__": "__snippet__",
         "__metaclass__": guards.class_factory,
-        "_getattr_": guarded_getattr,
+        "_getattr_": guards.getattr,
         "_write_": guards.write,
+        "_match_class_": guards.match_class,
     }
     g.update(hooks)
     return g

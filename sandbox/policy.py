@@ -41,6 +41,8 @@ from .limits import Limits
 
 FILENAME = "<snippet>"
 ENTRY_POINT = "__snippet__"
+#: The hook a program's final bare expression is passed to (see `compile_snippet`).
+LAST_VALUE_HOOK = "_last_"
 
 #: Attribute names that always pass through the runtime `_getattr_` guard, which judges what the
 #: read returns whatever the receiver is: the real `str.format` traverses attributes, an ABC's
@@ -51,15 +53,101 @@ RUNTIME_CHECKED_ATTRIBUTES = frozenset(
     {"format", "format_map", "register", "mro", "strptime", "sub", "subn"}
 )
 
-#: "_" attributes a snippet may read: names and docs are plain strings, and `_asdict` and friends
-#: are the public API of named tuples. None of them mutates or leads to a frame or a module.
+#: "_" attributes a snippet may read on anything: names and docs are plain strings, and
+#: `_asdict` and friends are the public API of named tuples. None of them mutates or leads to
+#: a frame or a module.
 READABLE_PRIVATE = frozenset(
-    {"__name__", "__qualname__", "__doc__", "_asdict", "_replace", "_fields", "_make"}
+    {"__name__", "__qualname__", "__doc__", "__module__", "_asdict", "_replace", "_fields", "_make"}
 )
 
-#: Read only as `super().__init__(...)`: everyday class code. Reading `__init__` off anything else
-#: would re-run a host object's initialiser on shared state (`json.__init__(...)`).
-SUPER_ONLY = frozenset({"__init__", "__post_init__"})
+#: Read natively only as `super().name(...)`; on anything else they go through the runtime
+#: guard, which lets them through only when the snippet's own class defines them. Reading
+#: `__init__` off a host object would re-run its initialiser on shared state
+#: (`json.__init__(...)`), and a host class's `__init_subclass__` bound to itself changes that
+#: class (`typing.Protocol`).
+SUPER_ONLY = frozenset({"__init__", "__post_init__", "__init_subclass__"})
+
+#: Data-model methods a snippet may read on any object (`(1).__add__`, `super().__repr__()`,
+#: `self.__eq__(other)`): each does what the operator or builtin that calls it does, which a
+#: snippet may do anyway. Getting, setting and deleting attributes, building, reducing and
+#: describing objects are not among them.
+DATA_MODEL_METHODS = frozenset(
+    {
+        "__add__", "__sub__", "__mul__", "__matmul__", "__truediv__", "__floordiv__", "__mod__",
+        "__divmod__", "__pow__", "__lshift__", "__rshift__", "__and__", "__xor__", "__or__",
+        "__radd__", "__rsub__", "__rmul__", "__rmatmul__", "__rtruediv__", "__rfloordiv__",
+        "__rmod__", "__rdivmod__", "__rpow__", "__rlshift__", "__rrshift__", "__rand__",
+        "__rxor__", "__ror__", "__iadd__", "__isub__", "__imul__", "__imatmul__", "__itruediv__",
+        "__ifloordiv__", "__imod__", "__ipow__", "__ilshift__", "__irshift__", "__iand__",
+        "__ixor__", "__ior__", "__neg__", "__pos__", "__abs__", "__invert__", "__complex__",
+        "__int__", "__float__", "__index__", "__round__", "__trunc__", "__floor__", "__ceil__",
+        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__",
+        "__len__", "__length_hint__", "__iter__", "__next__", "__reversed__", "__contains__",
+        "__getitem__", "__setitem__", "__delitem__", "__missing__", "__repr__", "__str__",
+        "__format__", "__bytes__", "__call__", "__enter__", "__exit__", "__aenter__",
+        "__aexit__", "__aiter__", "__anext__", "__copy__", "__deepcopy__", "__getattr__",
+        "__class_getitem__",
+    }
+)
+
+#: Dunder attributes the runtime guard judges (`_getattr_`): the introspection models use. The
+#: guard decides per receiver and per value (see `sandbox.guards.RunGuards.getattr`).
+INTROSPECTION_DUNDERS = frozenset(
+    {
+        "__class__", "__dict__", "__annotations__", "__dataclass_fields__",
+        "__dataclass_params__", "__match_args__", "__slots__", "__wrapped__", "__mro__",
+        "__bases__", "__args__", "__origin__", "__parameters__", "__metadata__", "__cause__",
+        "__context__", "__suppress_context__", "__notes__", "__setattr__", "__delattr__",
+        "__defaults__", "__kwdefaults__", "__set_name__", "__get__", "__set__", "__delete__",
+    }
+)
+
+#: Dunder attributes a snippet may write, on its own classes, instances and functions only
+#: (what `functools.wraps` and hand-written decorators set), plus exception chaining.
+WRITABLE_DUNDERS = frozenset(
+    {"__doc__", "__name__", "__qualname__", "__wrapped__", "__module__", "__cause__",
+     "__context__", "__suppress_context__", "__notes__"}
+)
+
+#: Dunder methods a snippet class may not define: the pickling hooks drive `setattr` with any
+#: name on whatever object their result names (through `copy`); `__class__`, `__dict__` and
+#: `__getattribute__` would make host checks (isinstance, instance dictionaries, attribute
+#: reads) lie; `__new__` would need the unbound `object.__new__`, which builds any host class
+#: without its checks; `__del__` runs at an arbitrary time, possibly after the run.
+UNDEFINABLE_DUNDERS = frozenset(
+    {
+        "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__getnewargs__",
+        "__getnewargs_ex__", "__class__", "__dict__", "__getattribute__", "__new__", "__del__",
+        "__prepare__", "__instancecheck__", "__subclasscheck__", "__subclasshook__",
+        "__mro_entries__", "__weakref__", "__builtins__", "__globals__", "__import__",
+        "__build_class__", "__metaclass__", "__classcell__", "__code__", "__closure__",
+        "__subclasses__", "__traceback__", "__self__", "__func__", "__objclass__",
+        "__init_subclass_hook__", "__sandbox_owner__",
+    }
+)
+
+#: Names (not attributes) of the language's own a snippet may read: the module name (so
+#: `if __name__ == "__main__":` works) and the implicit class cell that `super()` uses.
+READABLE_DUNDER_NAMES = frozenset({"__name__", "__class__"})
+
+
+def is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def is_machinery(name: str) -> bool:
+    """A name of the guard machinery or the wrapper (`_getattr_`, `_write_`, `__builtins__`,
+    `__snippet__`): it starts and ends with "_". The snippet's own private names do not end
+    with "_" (`_cache`, `_helper`, `__secret`)."""
+    return len(name) > 1 and name.startswith("_") and name.endswith("_")
+
+
+def mangle(attr: str, class_name: str | None) -> str:
+    """Python's private-name mangling, done here because the guard sees names as strings."""
+    if class_name is None or not attr.startswith("__") or attr.endswith("__"):
+        return attr
+    stripped = class_name.lstrip("_")
+    return f"_{stripped}{attr}" if stripped else attr
 
 
 def _is_bare_super(node: ast.AST) -> bool:
@@ -71,17 +159,6 @@ def _is_bare_super(node: ast.AST) -> bool:
         and not node.keywords
     )
 
-
-#: Dunder methods a snippet may define in a class body. They run as restricted code.
-DEFINABLE_DUNDERS = frozenset(
-    {
-        "__init__", "__post_init__", "__repr__", "__str__", "__format__", "__hash__", "__bool__",
-        "__len__", "__iter__", "__next__", "__contains__", "__getitem__", "__setitem__",
-        "__delitem__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__",
-        "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__floordiv__",
-        "__mod__", "__neg__", "__pos__", "__abs__", "__call__", "__enter__", "__exit__",
-    }
-)
 
 _RESERVED_NAMES = frozenset({"printed", "builtins", "breakpoint"})
 
@@ -130,9 +207,9 @@ def _rewrite(info: str) -> str:
     return info
 
 
-def _name_problem(name: str, what: str) -> str | None:
-    if name.startswith("_") and name != "_":
-        return f'{what} "{name}" is not allowed: names starting with "_" are reserved'
+def _name_problem(name: str, what: str, *, in_class: bool = False) -> str | None:
+    if is_machinery(name) and not (in_class and is_dunder(name) and name not in UNDEFINABLE_DUNDERS):
+        return f'{what} "{name}" is not allowed: names that start and end with "_" are reserved'
     if name.endswith("__roles__"):
         return f'{what} "{name}" is not allowed'
     if name in _RESERVED_NAMES:
@@ -156,6 +233,9 @@ class SnippetPolicy(RestrictingNodeTransformer):
         super().__init__()
         self.budget = budget
         self.problems: list[Problem] = []
+        #: Enclosing scopes, innermost last: ("class", name) or ("function", name).
+        self._scopes: list[tuple[str, str]] = []
+        self._match_temps = 0
 
     # -- reporting ---------------------------------------------------------------------------
     def error(self, node: ast.AST, info: str) -> None:  # type: ignore[override]
@@ -166,18 +246,40 @@ class SnippetPolicy(RestrictingNodeTransformer):
         self.problems.append(Problem(getattr(node, "lineno", None), message))
         self.errors.append(message)
 
+    @property
+    def _in_class_body(self) -> bool:
+        return bool(self._scopes) and self._scopes[-1][0] == "class"
+
+    @property
+    def _class_name(self) -> str | None:
+        """The class whose private names (`__x`) are mangled here, as the compiler would."""
+        for kind, name in reversed(self._scopes):
+            if kind == "class":
+                return name
+        return None
+
     def check_name(self, node, name, allow_magic_methods=False):  # type: ignore[override]
         if name is None:
-            return
-        if allow_magic_methods and name in DEFINABLE_DUNDERS and node.col_offset != 0:
             return
         if name == "super":
             # `super().__init__` is the one way to read __init__; it must mean the builtin.
             self._refuse(node, 'name "super" cannot be rebound')
             return
-        problem = _name_problem(name, "name")
+        problem = _name_problem(name, "name", in_class=allow_magic_methods and self._in_class_body)
         if problem:
             self._refuse(node, problem)
+
+    def check_import_names(self, node):  # type: ignore[override]
+        # Private module names are host internals (`_io`, `_thread`), and so are a module's
+        # private members: neither becomes importable because snippet names may start with "_".
+        module = getattr(node, "module", None) or ""
+        for alias in node.names:
+            parts = [*module.split("."), *alias.name.split(".")] if module else alias.name.split(".")
+            for part in parts:
+                if part.startswith("_"):
+                    self._refuse(node, f'module "{part}" is not allowed: names starting with "_" are private')
+                    break
+        return super().check_import_names(node)
 
     # -- printing: a plain builtin, not RestrictedPython's collector -------------------------
     def inject_print_collector(self, node, position=0):  # type: ignore[override]
@@ -186,27 +288,40 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if isinstance(node.ctx, ast.Load):
             self.used_names[node.id] = True
-            if node.id in ("print", "printed", "super"):
+            if node.id in ("print", "printed", "super") or node.id in READABLE_DUNDER_NAMES:
                 return node
-        self.check_name(node, node.id)
+        # In a class body, `__slots__ = ...`, `__match_args__ = ...`, `__hash__ = None` define
+        # the class's data model, like a `def __eq__`.
+        self.check_name(node, node.id, allow_magic_methods=isinstance(node.ctx, ast.Store))
         return node
 
     # -- attributes and items ----------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         attr = node.attr
+        load = isinstance(node.ctx, ast.Load)
+        checked = False
         if attr in INSPECT_ATTRIBUTES:
             self._refuse(node, f'attribute "{attr}" is not allowed: it exposes interpreter internals')
-        elif attr in SUPER_ONLY and isinstance(node.ctx, ast.Load) and not _is_bare_super(node.value):
-            self._refuse(node, f'attribute "{attr}" may only be read as super().{attr}(...)')
-        elif attr.startswith("_") and attr != "_" and not (
-            (attr in READABLE_PRIVATE or attr in SUPER_ONLY) and isinstance(node.ctx, ast.Load)
-        ):
-            self._refuse(node, f'attribute "{attr}" is not allowed: names starting with "_" are private')
         elif attr.endswith("__roles__"):
             self._refuse(node, f'attribute "{attr}" is not allowed')
+        elif attr in READABLE_PRIVATE and load:
+            pass
+        elif attr in SUPER_ONLY and load and _is_bare_super(node.value):
+            pass
+        elif is_dunder(attr):
+            if load and (attr in SUPER_ONLY or attr in DATA_MODEL_METHODS or attr in INTROSPECTION_DUNDERS):
+                checked = True
+            elif not load and attr in WRITABLE_DUNDERS:
+                checked = True
+            else:
+                self._refuse(node, f'attribute "{attr}" is not allowed: names starting with "_" are private')
+        elif attr.startswith("_") and attr != "_":
+            # The snippet's own private attributes: the guard checks the object is its own.
+            node.attr = attr = mangle(attr, self._class_name)
+            checked = True
         node = self.node_contents_visit(node)
-        if isinstance(node.ctx, ast.Load):
-            if attr not in RUNTIME_CHECKED_ATTRIBUTES:
+        if load:
+            if not checked and attr not in RUNTIME_CHECKED_ATTRIBUTES:
                 return node
             call = ast.Call(
                 func=ast.Name("_getattr_", ast.Load()),
@@ -214,7 +329,8 @@ class SnippetPolicy(RestrictingNodeTransformer):
                 keywords=[],
             )
             return _located(call, node)
-        guarded = ast.Call(func=ast.Name("_write_", ast.Load()), args=[node.value], keywords=[])
+        args: list[ast.expr] = [node.value, ast.Constant(attr)] if checked else [node.value]
+        guarded = ast.Call(func=ast.Name("_write_", ast.Load()), args=args, keywords=[])
         node.value = _located(guarded, node.value)
         return node
 
@@ -275,7 +391,11 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def _function(self, node):
         self.check_name(node, node.name, allow_magic_methods=True)
         self.check_function_argument_names(node)
-        node = self.node_contents_visit(node)
+        self._scopes.append(("function", node.name))
+        try:
+            node = self.node_contents_visit(node)
+        finally:
+            self._scopes.pop()
         if self.budget:
             node.body.insert(0, self._tick(node))
         return node
@@ -301,11 +421,45 @@ class SnippetPolicy(RestrictingNodeTransformer):
         for keyword in node.keywords:
             if keyword.arg is not None and keyword.arg.startswith("_"):
                 self._refuse(node, f'class keyword "{keyword.arg}" is not allowed: names starting with "_" are reserved')
-        return super().visit_ClassDef(node)
+        self.check_name(node, node.name)
+        self._scopes.append(("class", node.name))
+        try:
+            node.body = [self.visit(stmt) for stmt in node.body]
+        finally:
+            self._scopes.pop()
+        node.bases = [self.visit(b) for b in node.bases]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        if any(keyword.arg == "metaclass" for keyword in node.keywords):
+            self.error(node, 'The keyword argument "metaclass" is not allowed.')
+        # Every class is built by the run's class factory, which refuses metaclasses and
+        # records the class as the snippet's own.
+        node.keywords = [
+            ast.keyword(arg="metaclass", value=ast.Name("__metaclass__", ast.Load())),
+            *node.keywords,
+        ]
+        return _located(node, node)
 
     # -- match -------------------------------------------------------------------------------
-    def visit_Match(self, node: ast.Match) -> ast.AST:
-        return self.node_contents_visit(node)
+    def visit_Match(self, node: ast.Match) -> ast.AST | list[ast.stmt]:
+        node = self.node_contents_visit(node)
+        # `case C(a, b)` reads the attributes C.__match_args__ names, natively. Each class
+        # with positional sub-patterns is checked by the guard first (`_match_class_`), and the
+        # pattern then names the checked class.
+        checks: list[ast.stmt] = []
+        for case in node.cases:
+            for pattern in ast.walk(case.pattern):
+                if isinstance(pattern, ast.MatchClass) and pattern.patterns:
+                    self._match_temps += 1
+                    temp = f"_match{self._match_temps}_"
+                    call = ast.Call(
+                        func=ast.Name("_match_class_", ast.Load()),
+                        args=[pattern.cls, ast.Constant(len(pattern.patterns))],
+                        keywords=[],
+                    )
+                    checks.append(_located(ast.Assign(targets=[ast.Name(temp, ast.Store())], value=call), pattern))
+                    pattern.cls = _located(ast.Name(temp, ast.Load()), pattern.cls)
+        return [*checks, node] if checks else node
 
     def visit_match_case(self, node: ast.match_case) -> ast.AST:
         return self.node_contents_visit(node)
@@ -332,13 +486,6 @@ class SnippetPolicy(RestrictingNodeTransformer):
         for attr in node.kwd_attrs:
             if attr.startswith("_") or attr in INSPECT_ATTRIBUTES:
                 self._refuse(node, f'attribute "{attr}" is not allowed in a class pattern')
-        # `case C(a, b)` reads the attributes named by C.__match_args__, which no check sees
-        # (and a name like `int` can be rebound to any class), so positional sub-patterns are out.
-        if node.patterns:
-            self._refuse(
-                node, "positional patterns in a class pattern are not supported; use keyword "
-                "patterns (case Point(x=x, y=y)) or capture (case int() as n)"
-            )
         return self.node_contents_visit(node)
 
     def visit_MatchAs(self, node: ast.MatchAs) -> ast.AST:
@@ -427,6 +574,11 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
 
     # Top-level `global` statements are subsumed by the hoisted declaration.
     body: list[ast.stmt] = [s for s in tree.body if not isinstance(s, ast.Global)] or [ast.Pass()]
+    last = body[-1]
+    if isinstance(last, ast.Expr):
+        # A program that ends with a bare expression returns its value, as a notebook shows it.
+        call = ast.Call(func=ast.Name(LAST_VALUE_HOOK, ast.Load()), args=[last.value], keywords=[])
+        body[-1] = _located(ast.Return(value=call), last)
     if facts.global_names:
         body.insert(0, ast.Global(names=sorted(facts.global_names)))
     wrapper = ast.AsyncFunctionDef(

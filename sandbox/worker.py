@@ -96,6 +96,9 @@ def _warm_lazy_loads() -> None:
         "x".encode(encoding).decode(encoding)
     time.localtime()
     datetime.datetime.now().astimezone()
+    from .shims import zoneinfo as zoneinfo_shim
+
+    zoneinfo_shim.preload()  # a confined worker cannot open the zone files
 
 
 class _Jail:

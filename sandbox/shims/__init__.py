@@ -22,31 +22,47 @@ from ..guards import RunGuards
 from . import (
     asyncio,
     base64,
+    binascii,
     bisect,
+    calendar,
     collections,
     copy,
+    csv,
     dataclasses,
     datetime,
     decimal,
     difflib,
     enum,
+    fnmatch,
     fractions,
     functools,
+    graphlib,
     hashlib,
     heapq,
+    html,
+    io,
     itertools,
     json,
     math,
+    numbers,
     operator,
+    pprint,
     random,
     re,
+    secrets,
+    shlex,
     statistics,
     string,
+    struct,
     textwrap,
     time,
+    tomllib,
     typing,
     unicodedata,
+    urllib_parse,
     uuid,
+    zlib,
+    zoneinfo,
 )
 from ._base import ModuleShim, ShimContext
 from .copy import _checked_copy, _checked_deepcopy  # noqa: F401 - checked by the security tests
@@ -56,13 +72,18 @@ from .operator import attrgetter, methodcaller
 from .string import Template
 
 _SHIM_MODULES: tuple[ModuleType, ...] = (
-    asyncio, base64, bisect, collections, copy, dataclasses, datetime, decimal, difflib, enum,
-    fractions, functools, hashlib, heapq, itertools, json, math, operator, random, re,
-    statistics, string, textwrap, time, typing, unicodedata, uuid,
+    asyncio, base64, binascii, bisect, calendar, collections, copy, csv, dataclasses, datetime,
+    decimal, difflib, enum, fnmatch, fractions, functools, graphlib, hashlib, heapq, html, io,
+    itertools, json, math, numbers, operator, pprint, random, re, secrets, shlex,
+    statistics, string, struct, textwrap, time, tomllib, typing, unicodedata, urllib_parse, uuid,
+    zlib, zoneinfo,
 )
 _BY_NAME: dict[str, ModuleType] = {m.NAME: m for m in _SHIM_MODULES}
 
-ALLOWED_MODULES: tuple[str, ...] = tuple(sorted(_BY_NAME))
+#: Packages whose allowed submodules are shims (`import urllib.parse`): package -> submodules.
+_PACKAGES: dict[str, tuple[str, ...]] = {"urllib": ("parse",)}
+
+ALLOWED_MODULES: tuple[str, ...] = tuple(sorted([*_BY_NAME, *_PACKAGES]))
 
 
 @_functools.cache
@@ -79,13 +100,19 @@ class ShimSet:
     are read-only and hold only functions, classes and constants); per-run shims are built for
     this run alone."""
 
-    def __init__(self, guards: RunGuards, asyncio_attrs: Mapping[str, Any], *, wall_time: float = 30.0) -> None:
-        self._ctx = ShimContext(guards, asyncio_attrs, wall_time)
+    def __init__(self, guards: RunGuards, asyncio_attrs: Mapping[str, Any], *, wall_time: float = 30.0,
+                 print_fn: Callable[..., None] = print) -> None:
+        self._ctx = ShimContext(guards, asyncio_attrs, wall_time, print_fn)
         self._per_run: dict[str, ModuleShim] = {}
 
     def get(self, name: str) -> ModuleShim | None:
         shim = _STATIC_SHIMS.get(name) or self._per_run.get(name)
         if shim is not None:
+            return shim
+        if name in _PACKAGES:
+            # A package shim (`urllib`) holds only its allowed submodules.
+            subs = {sub: self.get(f"{name}.{sub}") for sub in _PACKAGES[name]}
+            shim = _STATIC_SHIMS[name] = ModuleShim(name, subs)
             return shim
         module = _BY_NAME.get(name)
         if module is None:
@@ -98,7 +125,7 @@ class ShimSet:
 
 
 def _import_error(name: str) -> ImportError:
-    return ImportError(
+    return ModuleNotFoundError(
         f"module '{name}' is not available in the sandbox; allowed modules: "
         + ", ".join(ALLOWED_MODULES),
         name=name,
@@ -121,9 +148,14 @@ def make_import(shims: ShimSet) -> Callable[..., Any]:
             # Imported by C code the snippet called (time.strptime): the module goes to that
             # caller, never to the snippet, whose own `import _x` the policy refuses.
             return importlib.import_module(name)
-        shim = shims.get(name) if name in _BY_NAME else None
+        shim = shims.get(name) if name in _BY_NAME or name in _PACKAGES else None
         if shim is None:
             raise _import_error(name)
+        top, _, _ = name.partition(".")
+        if top != name and not fromlist:
+            # `import urllib.parse` binds the package, as Python does.
+            shim = shims.get(top)
+            assert shim is not None
         for item in fromlist or ():
             if not isinstance(item, str) or item not in shim._shim_attrs:
                 raise ImportError(f"cannot import name '{item}' from '{name}' in the sandbox")

@@ -8,7 +8,7 @@ anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -57,11 +57,12 @@ class ModuleShim(ReadOnly):
 
 @dataclass
 class ShimContext:
-    """What a per-run shim may use: the run's guards, its asyncio table and its wall-time limit."""
+    """What a per-run shim may use: the run's guards, asyncio table, wall-time limit and log."""
 
     guards: RunGuards
     asyncio_attrs: Mapping[str, Any]
     wall_time: float = 30.0
+    print_fn: Callable[..., None] = print
     state: dict[str, Any] = field(default_factory=dict)
 
 

@@ -35,6 +35,9 @@ _CLASS_COPY_HOOKS = frozenset(
      "__getnewargs__", "__getnewargs_ex__"}
 )
 
+#: Hooks whose result is the copy itself, so a snippet-defined one is trusted.
+_RESULT_ONLY_HOOKS = frozenset({"__copy__", "__deepcopy__"})
+
 #: Objects a copy check walks before giving up (a copy that large is not a snippet's business).
 _MAX_COPY_WALK = 200_000
 
@@ -49,7 +52,9 @@ def _trusted_hook(cls: type, name: str, value: Any) -> bool:
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
     if isinstance(value, types.FunctionType):
-        return value.__code__.co_filename != FILENAME
+        # `__copy__`/`__deepcopy__` only hand their result back to the caller (no `setattr`
+        # follows), so the snippet's own are fine; the reduce family's results drive `setattr`.
+        return value.__code__.co_filename != FILENAME or name in _RESULT_ONLY_HOOKS
     if isinstance(value, (types.WrapperDescriptorType, types.MethodDescriptorType)):
         return value.__objclass__ is cls and value.__name__ == name
     return False

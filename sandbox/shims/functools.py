@@ -1,5 +1,6 @@
 """`functools`: `reduce`, `partial`, the caches, `cmp_to_key`, `partialmethod`, a checked
-`cached_property` and `total_ordering` for the snippet's own classes.
+`cached_property`, `total_ordering` for the snippet's own classes, and `wraps`/`update_wrapper`
+onto the snippet's own functions.
 
 `cached_property` writes its value straight into an instance's `__dict__` under its name, so
 the sandbox's version checks that name when it is used (and reads it once: the property's own
@@ -81,8 +82,29 @@ def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable
     return decorate
 
 
+def _wrapping(guards: RunGuards) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """`update_wrapper`/`wraps` onto the snippet's own functions and objects only, with the
+    stdlib's fixed lists of names (caller-chosen `assigned` names would let it set
+    `__code__` or any other attribute)."""
+
+    def update_wrapper(wrapper: Any, wrapped: Any) -> Any:
+        if not guards.owns(wrapper):
+            raise TypeError("functools.update_wrapper() only changes the snippet's own functions")
+        return functools.update_wrapper(wrapper, wrapped)
+
+    def wraps(wrapped: Any) -> Callable[[Any], Any]:
+        return lambda wrapper: update_wrapper(wrapper, wrapped)
+
+    return update_wrapper, wraps
+
+
 def build(ctx: ShimContext) -> dict[str, Any]:
+    update_wrapper, wraps = _wrapping(ctx.guards)
     return {
+        "wraps": wraps,
+        "update_wrapper": update_wrapper,
+        "WRAPPER_ASSIGNMENTS": functools.WRAPPER_ASSIGNMENTS,
+        "WRAPPER_UPDATES": functools.WRAPPER_UPDATES,
         **pick(functools, ["reduce", "partial", "lru_cache", "cache", "cmp_to_key", "partialmethod"]),
         "cached_property": cached_property,
         "total_ordering": owned_only(functools.total_ordering, ctx.guards, "total_ordering"),

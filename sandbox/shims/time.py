@@ -1,22 +1,40 @@
 """`time`: clocks, conversions and formatting. `time.strptime` gets plain strings: `_strptime`
 caches compiled formats process-wide, keyed on the format object, which a `str` subclass could
-make lie."""
+make lie. `time.sleep` blocks for at most the run's wall-time limit (the limit then ends the
+run)."""
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
-from ._base import pick, plain_str
+from ._base import ShimContext, pick, plain_str
 
 NAME = "time"
+PER_RUN = True
 
 
 def plain_strptime(data: Any, fmt: Any = "%a %b %d %H:%M:%S %Y") -> Any:
     return time.strptime(plain_str(data), plain_str(fmt))
 
 
-def attrs() -> dict[str, Any]:
+def build(ctx: ShimContext) -> dict[str, Any]:
+    wall = ctx.wall_time
+
+    def sleep(seconds: Any, /) -> None:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as an integer")
+        if math.isnan(seconds):
+            raise ValueError("Invalid value NaN (not a number)")
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        time.sleep(min(float(seconds), wall))
+
+    return {**_static(), "sleep": sleep}
+
+
+def _static() -> dict[str, Any]:
     return {
         **pick(
             time,

@@ -101,7 +101,7 @@ def test_allowed_modules_list_matches_the_issue() -> None:
 def test_unknown_module_names_the_allowed_ones(backend: str) -> None:
     result = run("import os", backend)
     assert result.error is not None and result.error.kind == "exception"
-    assert result.error.message.startswith("ImportError: module 'os' is not available in the sandbox; allowed modules: asyncio, base64")
+    assert result.error.message.startswith("ModuleNotFoundError: module 'os' is not available in the sandbox; allowed modules: asyncio, base64")
 
 
 def test_from_import_of_unlisted_name() -> None:

@@ -1,0 +1,35 @@
+"""`fnmatch`: shell-style matching on strings. The stdlib caches compiled patterns
+process-wide, keyed on the pattern as passed, so every function gets plain strings."""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+from ._base import plain_str
+
+NAME = "fnmatch"
+
+
+def fnmatch_(name: Any, pat: Any) -> bool:
+    return fnmatch.fnmatch(plain_str(name), plain_str(pat))
+
+
+def fnmatchcase(name: Any, pat: Any) -> bool:
+    return fnmatch.fnmatchcase(plain_str(name), plain_str(pat))
+
+
+def filter_(names: Any, pat: Any) -> list[Any]:
+    return fnmatch.filter([plain_str(n) for n in names], plain_str(pat))
+
+
+def translate(pat: Any) -> str:
+    return fnmatch.translate(plain_str(pat))
+
+
+fnmatch_.__name__ = "fnmatch"
+filter_.__name__ = "filter"
+
+
+def attrs() -> dict[str, Any]:
+    return {"fnmatch": fnmatch_, "fnmatchcase": fnmatchcase, "filter": filter_, "translate": translate}

@@ -1,0 +1,14 @@
+"""`tomllib`: `loads`, `load` (from the snippet's own binary stream) and `TOMLDecodeError`."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from ._base import pick
+
+NAME = "tomllib"
+
+
+def attrs() -> dict[str, Any]:
+    return pick(tomllib, ["loads", "load", "TOMLDecodeError"])

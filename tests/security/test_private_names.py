@@ -1,0 +1,73 @@
+"""Private names: the snippet's own `_x` names work on objects it made; host objects' private
+attributes, the guard machinery's names and private modules stay refused, and nothing a
+refused read was after (a host module, a host secret) reaches the snippet."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+BACKENDS = ["worker", "inprocess"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_own_private_names_work(sb, backend):
+    code = """
+_cache = {}
+def _helper(_x):
+    return _x * 2
+class Box:
+    _limit = 3
+    def __init__(self):
+        self._items = []
+        self.__secret = 7
+    def add(self, x):
+        self._items.append(_helper(x))
+        return self.__secret
+b = Box()
+return [b.add(1), b._items, Box._limit, getattr(b, '_items'), hasattr(b, '_nope'), b._Box__secret]
+"""
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [7, [2], 3, [2], False, 7]
+
+
+PRIVATE_ON_HOST = [
+    pytest.param("import json\nreturn str(json._shim_attrs)", "exception", ['"_shim_attrs" is not accessible'],
+                 id="shim-private-slot"),
+    pytest.param("return str(tools._ns_entries)", "exception", ['"_ns_entries" is not accessible'],
+                 id="namespace-private-slot"),
+    pytest.param("import textwrap\nclass W(textwrap.TextWrapper):\n    pass\nreturn str(W()._munge_whitespace)",
+                 "exception", ['"_munge_whitespace" is not accessible'], id="host-base-private-method"),
+    pytest.param("import statistics\nreturn statistics.NormalDist()._mu", "exception", ['"_mu" is not accessible'],
+                 id="host-instance-private-slot"),
+    pytest.param("import json\nreturn getattr(json, '_shim_attrs')", "exception", ['"_shim_attrs" is not accessible'],
+                 id="computed-private-on-shim"),
+    pytest.param("import json\njson._x = 1\nreturn 1", "exception", ['"_x" is not accessible'],
+                 id="private-write-on-shim"),
+    pytest.param("import string\nstring.Template._x = 1\nreturn 1", "exception", ['"_x" is not accessible'],
+                 id="private-write-on-host-class"),
+    pytest.param("return _getattr_", "syntax", ['"_getattr_"', "reserved"], id="machinery-getattr"),
+    pytest.param("_write_ = lambda o, n=None: o\nreturn 1", "syntax", ['"_write_"', "reserved"], id="machinery-write"),
+    pytest.param("__builtins__['open']\nreturn 1", "syntax", ['"__builtins__"'], id="dunder-builtins-name"),
+    pytest.param("import _io\nreturn 1", "syntax", ['"_io"'], id="private-module"),
+    pytest.param("from json import _default_encoder\nreturn 1", "syntax", ['"_default_encoder"'], id="private-member-import"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("code", "kind", "fragments"), PRIVATE_ON_HOST)
+async def test_private_names_of_host_objects_stay_refused(sb, backend, code, kind, fragments):
+    result = await sb.run(code, backend=backend)
+    sb.assert_error(result, kind, *fragments)
+    await sb.assert_next_run_ok(backend)
+
+
+async def test_private_write_on_host_class_leaves_it_unchanged(isolated):
+    code = "import string\ntry:\n    string.Template._pwned = 1\nexcept Exception:\n    pass\nreturn 1"
+    report = isolated(code, "import string\nstate = hasattr(string.Template, '_pwned')")
+    assert report["before"] is False and report["after"] is False
+    assert json.dumps(report["next"]["value"]) == '"[1]"'
