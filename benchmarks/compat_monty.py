@@ -198,14 +198,15 @@ CPYTHON_RUNNER = textwrap.dedent(
         vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=body,
         decorator_list=[], returns=None, type_comment=None)
     module = ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
-    g = {"__name__": "__main__"}
+    g = {"__name__": "__snippet__"}
     out = {"ok": True}
     try:
         exec(compile(module, "<case>", "exec"), g)
         value = asyncio.run(g["__snippet__"]())
         out["value"] = value if isinstance(value, str) else None
     except BaseException as exc:
-        out = {"ok": False, "type": type(exc).__name__, "message": str(exc)}
+        text = exc.msg if isinstance(exc, SyntaxError) else str(exc)  # without "(<case>, line N)"
+        out = {"ok": False, "type": type(exc).__name__, "message": text}
     sys.stdout.flush()
     print("\\n@@RESULT@@" + json.dumps(out))
     """

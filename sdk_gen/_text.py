@@ -22,7 +22,7 @@ Write Python 3.11: the body of an async function (top-level `await` and `return`
 Call tools as `await {ns}.name(arg=value)` and await every call; run independent calls with `await asyncio.gather(...)`.
 Leave out an optional argument (or pass None) to use its default. Arguments can also go in one dict: `await {ns}.name({{"arg": value}})`.
 A failed call raises `ToolCallError` (`.tool_name`, `.message`).
-Only your prints and return value come back to you: keep them short.
+Only your prints and return value come back to you: keep them short. A final bare expression is the return value.
 Allowed imports: {imports}."""
 
 NO_IMPORTS = "none"

@@ -1,4 +1,5 @@
-"""`textwrap`: wrapping and indenting text."""
+"""`textwrap`: wrapping, filling, shortening and indenting text; pure string functions and the
+`TextWrapper` class."""
 
 from __future__ import annotations
 

@@ -29,7 +29,16 @@ def build(ctx: ShimContext) -> dict[str, Any]:
             raise ValueError("Invalid value NaN (not a number)")
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        time.sleep(min(float(seconds), wall))
+        if seconds < wall:
+            time.sleep(float(seconds))
+            return
+        # Longer than the run may last: sleep out the limit, then end the run as a timeout (a
+        # worker's own timer usually does so first).
+        from ..control import stop
+        from ..execution import wall_time_message
+
+        time.sleep(wall)
+        raise stop("timeout", wall_time_message(wall))
 
     return {**_static(), "sleep": sleep}
 

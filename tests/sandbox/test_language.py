@@ -45,6 +45,23 @@ def test_language(name: str, backend: str) -> None:
 
 
 IMPORTS = {
+    "binascii": "import binascii\nreturn binascii.hexlify(b'hi').decode()",
+    "calendar": "import calendar\nreturn calendar.monthrange(2024, 2)[1]",
+    "csv": "import csv, io\nreturn list(csv.reader(io.StringIO('a,\"b,c\"\\n')))",
+    "fnmatch": "import fnmatch\nreturn fnmatch.filter(['a.py', 'b.txt'], '*.py')",
+    "graphlib": "import graphlib\nreturn list(graphlib.TopologicalSorter({'b': {'a'}}).static_order())",
+    "html": "import html\nreturn html.escape('<a&b>')",
+    "io": "import io\nb = io.BytesIO()\nb.write(b'xy')\nreturn b.getvalue().decode()",
+    "numbers": "import numbers\nreturn [isinstance(1, numbers.Integral), isinstance(1.5, numbers.Integral)]",
+    "pprint": "import pprint\nreturn pprint.pformat({'b': 1, 'a': 2})",
+    "secrets": "import secrets\nreturn len(secrets.token_hex(8))",
+    "shlex": "import shlex\nreturn shlex.split(\"a 'b c'\")",
+    "struct": "import struct\nreturn list(struct.unpack('<HH', struct.pack('<HH', 1, 2)))",
+    "tomllib": "import tomllib\nreturn tomllib.loads('a = [1, 2]')",
+    "urllib": "import urllib.parse\nreturn urllib.parse.urlencode({'q': 'a b'})",
+    "urllib.parse": "from urllib.parse import urlsplit\nreturn urlsplit('http://h/p?q=1').query",
+    "zlib": "import zlib\nreturn zlib.decompress(zlib.compress(b'abc')).decode()",
+    "zoneinfo": "import zoneinfo\nreturn str(zoneinfo.ZoneInfo('UTC'))",
     "json": "import json\nreturn json.loads(json.dumps({'a': [1]}))",
     "math": "import math\nreturn math.floor(math.sqrt(17))",
     "re": "import re\nreturn re.findall(r'\\d+', 'a1b22')",
@@ -75,6 +92,10 @@ IMPORTS = {
 }
 
 EXPECTED_IMPORTS = {
+    "binascii": "6869", "calendar": 29, "csv": [["a", "b,c"]], "fnmatch": ["a.py"],
+    "graphlib": ["a", "b"], "html": "&lt;a&amp;b&gt;", "io": "xy", "numbers": [True, False],
+    "pprint": "{'a': 2, 'b': 1}", "secrets": 16, "shlex": ["a", "b c"], "struct": [1, 2],
+    "tomllib": {"a": [1, 2]}, "urllib": "q=a+b", "urllib.parse": "q=1", "zlib": "abc", "zoneinfo": "UTC",
     "json": {"a": [1]}, "math": 4, "re": ["1", "22"], "datetime": "2020-01-02", "time": True,
     "itertools": [0, 1, 2], "functools": 8, "collections": [[["a", 2]], {"a": 1}, [2]],
     "statistics": 2, "random": True, "string": "hi!01", "textwrap": "hello [...]",

@@ -16,12 +16,13 @@ from sandbox.policy import PolicyError, compile_snippet
         "async def f(n):\n    return await tools.echo(x=n)\nreturn await f(2)",
         "async def gen():\n    for i in range(3):\n        yield i\nout = []\nasync for v in gen():\n    out.append(v)\nreturn out",
         "class CM:\n    async def __aenter__(self):\n        return 1\n",
+        "class CM:\n    async def __reduce_ex__(self, p):\n        return 1\n",
     ],
-    ids=["top-level-await", "async-def", "async-for", "async-dunder-refused"],
+    ids=["top-level-await", "async-def", "async-for", "async-dunder", "async-pickling-dunder-refused"],
 )
 def test_async_constructs(code: str) -> None:
-    if "__aenter__" in code:
-        with pytest.raises(PolicyError, match='name "__aenter__" is not allowed'):
+    if "__reduce_ex__" in code:
+        with pytest.raises(PolicyError, match='name "__reduce_ex__" is not allowed'):
             compile_snippet(code, Limits())
     else:
         compile_snippet(code, Limits())
@@ -29,8 +30,8 @@ def test_async_constructs(code: str) -> None:
 
 def test_async_def_names_are_checked() -> None:
     with pytest.raises(PolicyError) as info:
-        compile_snippet("async def _hidden():\n    pass", Limits())
-    assert str(info.value) == 'line 1: name "_hidden" is not allowed: names starting with "_" are reserved'
+        compile_snippet("async def _hidden_():\n    pass", Limits())
+    assert str(info.value) == 'line 1: name "_hidden_" is not allowed: names that start and end with "_" are reserved'
 
 
 def test_async_with_runs() -> None:

@@ -11,8 +11,8 @@ from sandbox.policy import PolicyError, compile_snippet
 @pytest.mark.parametrize(
     ("code", "message"),
     [
-        ("x = ().__class__", 'line 1: attribute "__class__" is not allowed: names starting with "_" are private'),
-        ("\n\ny = f._private", 'line 3: attribute "_private" is not allowed: names starting with "_" are private'),
+        ("x = ().__subclasses__", 'line 1: attribute "__subclasses__" is not allowed: names starting with "_" are private'),
+        ("\n\ny = f.__globals__", 'line 3: attribute "__globals__" is not allowed: names starting with "_" are private'),
         ("g = (i for i in []).gi_frame", 'line 1: attribute "gi_frame" is not allowed: it exposes interpreter internals'),
         ("c = coro.cr_frame", 'line 1: attribute "cr_frame" is not allowed: it exposes interpreter internals'),
         ("t = tb.tb_frame", 'line 1: attribute "tb_frame" is not allowed: it exposes interpreter internals'),
@@ -32,8 +32,14 @@ def test_refused_attributes(code: str, message: str) -> None:
 
 def test_every_problem_is_listed() -> None:
     with pytest.raises(PolicyError) as info:
-        compile_snippet("a = x.__class__\nb = y.gi_code\nc = _z", Limits())
+        compile_snippet("a = x.__globals__\nb = y.gi_code\nc = _z_", Limits())
     assert [p.line for p in info.value.problems] == [1, 2, 3]
+
+
+def test_private_and_introspection_reads_go_through_the_runtime_guard() -> None:
+    code = compile_snippet("a = self._x\nb = x.__class__\nc = x.__eq__", Limits())
+    names = code.co_consts[0].co_names
+    assert "_getattr_" in names and "_x" not in names and "__class__" not in names
 
 
 def test_init_read_is_allowed_for_super() -> None:

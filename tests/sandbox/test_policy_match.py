@@ -28,12 +28,12 @@ def test_match_patterns() -> None:
     [
         ("match x:\n    case int(__class__=c):\n        pass",
          'line 2: attribute "__class__" is not allowed in a class pattern'),
-        ("match x:\n    case [*_rest]:\n        pass",
-         'line 2: name "_rest" is not allowed: names starting with "_" are reserved'),
-        ("match x:\n    case {**_r}:\n        pass",
-         'line 2: name "_r" is not allowed: names starting with "_" are reserved'),
-        ("match x:\n    case [_y]:\n        pass",
-         'line 2: name "_y" is not allowed: names starting with "_" are reserved'),
+        ("match x:\n    case [*_rest_]:\n        pass",
+         'line 2: name "_rest_" is not allowed: names that start and end with "_" are reserved'),
+        ("match x:\n    case {**_r_}:\n        pass",
+         'line 2: name "_r_" is not allowed: names that start and end with "_" are reserved'),
+        ("match x:\n    case [_y_]:\n        pass",
+         'line 2: name "_y_" is not allowed: names that start and end with "_" are reserved'),
     ],
     ids=["class-pattern-dunder", "star-private", "mapping-rest-private", "capture-private"],
 )

@@ -11,13 +11,13 @@ from sandbox.policy import PolicyError, compile_snippet
 @pytest.mark.parametrize(
     ("code", "message"),
     [
-        ("_x = 1", 'line 1: name "_x" is not allowed: names starting with "_" are reserved'),
-        ("__builtins__", 'line 1: name "__builtins__" is not allowed: names starting with "_" are reserved'),
+        ("_x_ = 1", 'line 1: name "_x_" is not allowed: names that start and end with "_" are reserved'),
+        ("__builtins__", 'line 1: name "__builtins__" is not allowed: names that start and end with "_" are reserved'),
         ("eval('1')", "line 1: eval() is not available"),
         ("exec('1')", "line 1: exec() is not available"),
         ("compile('1', 'f', 'exec')", "line 1: compile() is not available"),
         ("from os import *", "line 1: 'from ... import *' is not supported"),
-        ("import os as _os", 'line 1: name "_os" is not allowed: names starting with "_" are reserved'),
+        ("import _os", 'line 1: module "_os" is not allowed: names starting with "_" are private'),
         ("class A(metaclass=M):\n    pass", "line 1: metaclass= is not allowed in a class definition"),
         ("try:\n    pass\nexcept* ValueError:\n    pass", "line 1: try/except* is not supported"),
         ("def printed():\n    pass", 'line 1: name "printed" is reserved'),
@@ -29,6 +29,10 @@ def test_refused(code: str, message: str) -> None:
     with pytest.raises(PolicyError) as info:
         compile_snippet(code, Limits())
     assert str(info.value) == message
+
+
+def test_the_snippets_own_private_names_compile() -> None:
+    compile_snippet("_x = 1\ndef _f(_a, *_r, **_k):\n    return _a\nclass _C:\n    pass\nimport json as _j", Limits())
 
 
 def test_syntax_error_points_at_the_line() -> None:

@@ -67,9 +67,9 @@ def test_exception_message_has_snippet_lines_only(backend: str) -> None:
 
 
 def test_exception_from_a_guard_shows_no_host_frame(backend: str) -> None:
-    result = run("getattr(1, '__class__')", backend)
+    result = run("getattr(1, '__globals__')", backend)
     assert result.error is not None
-    assert result.error.message.splitlines()[0] == 'AttributeError: attribute "__class__" is not accessible: names starting with "_" are private'
+    assert result.error.message.splitlines()[0] == 'AttributeError: attribute "__globals__" is not accessible: names starting with "_" are private'
     assert ".py" not in result.error.message
 
 
