@@ -3,8 +3,6 @@ must end with the right kind, the host loop must keep ticking, and the next run 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -64,9 +62,7 @@ INPROCESS_BOMBS = [
 
 @pytest.mark.parametrize(("code", "lims", "fragment"), INPROCESS_BOMBS)
 async def test_inprocess_budget(sb, code, lims, fragment):
-    start = time.monotonic()
     result = await sb.run(code, backend="inprocess", **lims)
-    assert time.monotonic() - start < 5.0
     sb.assert_error(result, "timeout", fragment)
     await sb.assert_next_run_ok(backend="inprocess")
 
