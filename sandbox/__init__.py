@@ -10,6 +10,7 @@ from .api import BackendName, Runtime, get_runtime, run
 from .control import RunController
 from .host import BindingError
 from .inprocess import InProcessRuntime
+from .jsonvalue import escape_surrogates
 from .limits import DEFAULT_LIMITS, Limits
 from .result import ERROR_KINDS, ErrorKind, RunError, RunResult
 from .scheduler import ToolCallError
@@ -31,6 +32,7 @@ __all__ = [
     "Runtime",
     "ToolCallError",
     "WorkerRuntime",
+    "escape_surrogates",
     "get_runtime",
     "run",
 ]
