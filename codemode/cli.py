@@ -218,7 +218,8 @@ def _record_line(call: SubCall) -> dict[str, Any]:
 def _write_recording(path: str, calls: Sequence[SubCall]) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for call in calls:
-            fh.write(json.dumps(_record_line(call), ensure_ascii=False) + "\n")
+            # A tool's lone surrogate becomes a JSON escape, which replays as the same text.
+            fh.write(sandbox.escape_surrogates(json.dumps(_record_line(call), ensure_ascii=False)) + "\n")
 
 
 class ReplayExecutor:
@@ -285,7 +286,7 @@ def _trace(report: CodeRun, out: TextIO) -> None:
             text = " ".join(b.get("text", "") for b in call.content if b.get("type") == "text")
             first = text.splitlines()[0] if text else ""
             line += f": {first[:100]}"
-        out.write(line + "\n")
+        out.write(sandbox.escape_surrogates(line) + "\n")
 
 
 class _Progress:
@@ -435,7 +436,7 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: Text
     sdk = _with_mcp(args, registry, lambda: CodeMode(registry, backend="inprocess").sdk(), stderr)
     diagnostics = sdk_gen.check(code, sdk)
     for d in diagnostics:
-        stdout.write(f"{name}:{d.line}:{d.col}: {d.code}: {d.message}\n")
+        stdout.write(sandbox.escape_surrogates(f"{name}:{d.line}:{d.col}: {d.code}: {d.message}") + "\n")
     if not diagnostics:
         stdout.write(f"{name}: ok\n")
     return EXIT_FAILED if diagnostics else EXIT_OK

@@ -19,7 +19,7 @@ import anyio
 
 from .control import RunController, RunStopped, cancel_on, interruption, stop
 from .execution import Execution, syntax_result, wall_time_message
-from .host import Bindings, invoke
+from .host import Bindings, escaped_inputs, invoke
 from .limits import Limits
 from .policy import PolicyError
 from .result import RunResult
@@ -40,6 +40,7 @@ class InProcessRuntime:
         docs: Mapping[str, str] | None = None,
         controller: RunController | None = None,
     ) -> RunResult:
+        code, bindings, docs = escaped_inputs(code, bindings, docs)
         try:
             execution = Execution(code, list(bindings), limits, namespace=namespace, docs=docs, budget=True)
         except PolicyError as exc:

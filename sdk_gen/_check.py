@@ -3,6 +3,8 @@
 Only what is decidable from the text is reported; anything else passes, because a false alarm
 blocks a valid run while a miss costs only a runtime error the sandbox reports anyway. A
 snippet that doesn't parse yields no diagnostics: the sandbox reports syntax errors itself.
+That includes a snippet nested too deeply for the parser (CPython raises MemoryError or
+RecursionError for `-` * 30000 + `1`): `check` never raises for anything in the snippet.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def check(snippet: str, sdk: SDK) -> list[Diagnostic]:
         tree = compile(
             snippet, "<snippet>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         )
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
     if sdk.namespace not in snippet:
         return []

@@ -68,12 +68,14 @@ def _raw_drive(execution: _RawExecution, channel) -> RunResult:
 _real_run = worker._run
 
 
-def _probe_run(*args, **kwargs) -> RunResult:
-    """The worker's own `_run` (limits, timers, syscall filter), with the snippet step swapped.
-    Patched in the child only, after the template's and the child's warm-ups."""
+def _probe_run(*args, **kwargs):
+    """The worker's own `_run` (limits and timers, under the filter loaded while idle), with the
+    snippet step swapped. Patched in the child only, after the template's and the child's
+    warm-ups. The raw step has no output of its own to report."""
     worker.Execution = _RawExecution  # type: ignore[misc, assignment]
     worker._drive = _raw_drive  # type: ignore[assignment]
-    return _real_run(*args, **kwargs)
+    result, _ = _real_run(*args, **kwargs)
+    return result, None
 
 
 worker._run = _probe_run  # type: ignore[assignment]
