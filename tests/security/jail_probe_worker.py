@@ -50,6 +50,23 @@ def syscall_number(number: int, *args: int):
     return libc.syscall(ctypes.c_long(number), *(ctypes.c_long(a) for a in args))
 
 
+_KEEP: list = []
+
+
+def path(text: str) -> int:
+    """The address of a NUL-terminated copy of `text`, for raw system calls."""
+    cell = ctypes.create_string_buffer(text.encode())
+    _KEEP.append(cell)
+    return ctypes.addressof(cell)
+
+
+def buf(size: int = 512) -> int:
+    """The address of a scratch buffer, for raw system calls that write one."""
+    cell = ctypes.create_string_buffer(size)
+    _KEEP.append(cell)
+    return ctypes.addressof(cell)
+
+
 class _RawExecution:
     def __init__(self, code: str, names: list[str], limits, namespace: str = "tools", docs=None) -> None:
         self.code = code
@@ -60,7 +77,8 @@ class _RawExecution:
 
 def _raw_drive(execution: _RawExecution, channel) -> RunResult:
     scope = {"os": os, "socket": socket, "ctypes": ctypes, "sys": sys, "attempt": attempt,
-             "syscall": syscall, "syscall_number": syscall_number, "result": None}
+             "syscall": syscall, "syscall_number": syscall_number, "path": path, "buf": buf,
+             "result": None}
     exec(compile(execution.code, "<probe>", "exec"), scope)
     return RunResult(value=scope["result"])
 

@@ -232,6 +232,8 @@ result = {{
     "listen": attempt(syscall, "listen", 3, 1), "accept": attempt(syscall, "accept4", 3, 0, 0, 0),
     "sendto-elsewhere": attempt(ch.sendto, b"escaped", {name!r}),
     "sendmsg": attempt(ch.sendmsg, [b"escaped"]), "dup": attempt(os.dup, 3),
+    "send-oob": attempt(ch.send, b"!", socket.MSG_OOB),
+    "recv-oob": attempt(ch.recv, 1, socket.MSG_OOB | socket.MSG_DONTWAIT),
     "dup2": attempt(os.dup2, 3, 9), "shutdown": attempt(ch.shutdown, socket.SHUT_RDWR),
 }}
 ch.detach()
@@ -264,10 +266,13 @@ result = {{
     "truncate": attempt(os.truncate, v, 0), "listdir": attempt(os.listdir, a),
     "listdir-root": attempt(os.listdir, "/"), "scandir": attempt(lambda: list(os.scandir("/"))),
     "stat": attempt(os.stat, v), "chdir": attempt(os.chdir, a),
+    "fstatat-empty-path-flag": attempt(syscall, "newfstatat", -100, path(v), buf(), 0x1000),
+    "statx": attempt(syscall, "statx", -100, path(v), 0, 0xfff, buf()),
+    "readlink": attempt(os.readlink, "/proc/self/exe"),
 }}
 """
     report = run_probe(probe, code)
-    assert report == dict.fromkeys(report, EPERM) and len(report) == 18, report
+    assert report == dict.fromkeys(report, EPERM) and len(report) == 21, report
     assert secret.token not in json.dumps(report)
     assert victim.read_text() == "intact" and (victim.stat().st_mode & 0o777) == 0o666
     assert sorted(p.name for p in arena.iterdir()) == ["victim.txt"]
@@ -345,10 +350,15 @@ result = {{
     "pidfd_open": attempt(syscall, "pidfd_open", pid, 0),
     "pidfd_send_signal": attempt(syscall, "pidfd_send_signal", 0, signal.SIGTERM, 0, 0),
     "pidfd_getfd": attempt(syscall, "pidfd_getfd", 0, 0, 0),
+    "sched_getaffinity-other": attempt(os.sched_getaffinity, pid),
+    "futex-lock-pi": attempt(syscall, "futex", ctypes.addressof(buf), 6, 0, 0, 0, 0),
+    "futex-requeue": attempt(syscall, "futex", ctypes.addressof(buf), 3, 1, 0, 0, 0),
 }}
+result["own-affinity"] = len(os.sched_getaffinity(0)) > 0
 """
     report = run_probe(probe, code)
-    assert report == dict.fromkeys(report, EPERM) and len(report) == 12, report
+    assert report.pop("own-affinity") is True
+    assert report == dict.fromkeys(report, EPERM) and len(report) == 15, report
     assert target.poll() is None and _state(pid) not in "TtZX"  # alive, neither stopped nor traced
     assert "TracerPid:\t0" in Path(f"/proc/{pid}/status").read_text()
     del signal
@@ -439,6 +449,27 @@ result = {{"socket": "made", "connect": attempt(s.connect, ("127.0.0.1", {port})
             listener.accept()
     finally:
         listener.close()
+        runtime.close()
+
+
+def test_without_the_chroot_the_filter_alone_hides_every_path(arena):
+    """A host that cannot chroot (not root, no user namespace) still shows a worker no path:
+    no open, stat, statx or fstatat-with-a-path reaches the file system."""
+    from jailprobe import probe_runtime
+
+    victim = str(arena / "victim.txt")
+    runtime = probe_runtime(_disabled_layers=frozenset({"chroot"}))
+    code = f"""
+v = {victim!r}
+result = [attempt(os.stat, v), attempt(open, v), attempt(os.listdir, "/"),
+          attempt(syscall, "newfstatat", -100, path(v), buf(), 0x1000),
+          attempt(syscall, "statx", -100, path(v), 0, 0xfff, buf())]
+"""
+    try:
+        result = anyio.run(lambda: runtime.run(code, bindings={}, limits=sandbox.Limits()))
+        assert "chroot" in runtime.jail_status().missing
+        assert result.jail == "full" and result.value == [EPERM] * 5, result
+    finally:
         runtime.close()
 
 
