@@ -298,3 +298,47 @@ DATACLASSES_HARMLESS = [
 @pytest.mark.parametrize("name, code, expected", DATACLASSES_HARMLESS, ids=[c[0] for c in DATACLASSES_HARMLESS])
 async def test_dataclasses_harmless(sb, name, code, expected):
     await sb.assert_harmless(code, expected)
+
+
+# == TypedDict keys as dataclass field names: code injection into dataclasses' exec =============
+#
+# A TypedDict accepts any string as a key, and a class statement deriving from it gets those keys
+# as its own `__annotations__`; `@dataclass` would paste them into the `__init__` source it execs
+# with the real builtins (the snippet's module is not in sys.modules). The marker file stands for
+# any host effect.
+TYPEDDICT_INJECTION = """
+import typing, dataclasses
+PAY = '{}[open(MARKER, "w").write("x")]'
+N1 = "_,*z,a=" + PAY + "+\\'\\'\\'"
+N2 = "b=\\'\\'\\'"
+TD = typing.TypedDict("TD", {N1: int, N2: int})
+class Y(TD):
+    pass
+dataclasses.dataclass(repr=False, eq=False, match_args=False)(Y)
+return "decorated"
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_typeddict_keys_cannot_become_dataclass_source(sb, tmp_path, backend):
+    marker = tmp_path / "ran.txt"
+    import json
+
+    result = await sb.run(TYPEDDICT_INJECTION.replace("MARKER", json.dumps(str(marker))), backend=backend)
+    sb.assert_error(result, "exception", "dataclass field names must be identifiers")
+    assert not marker.exists()
+    await sb.assert_next_run_ok(backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_dataclass_on_a_typeddict_subclass_with_plain_keys_still_works(sb, backend):
+    code = """
+import typing, dataclasses
+TD = typing.TypedDict("TD", {"a": int, "b": str})
+class Y(TD):
+    pass
+D = dataclasses.dataclass(Y)
+return sorted(f.name for f in dataclasses.fields(D))
+"""
+    result = await sb.run(code, backend=backend)
+    assert result.ok and result.value == ["a", "b"], result
