@@ -25,12 +25,12 @@ import difflib
 import enum
 import fractions
 import functools
-import keyword
 import hashlib
 import heapq
 import importlib
 import itertools
 import json
+import keyword
 import math
 import operator
 import random

@@ -196,3 +196,25 @@ RE_CALLBACKS = [
 async def test_re_callbacks_receive_only_plain_objects(sb, case):
     _, code, expected = case
     await sb.assert_harmless(code, expected)
+
+
+async def test_a_lying_int_cannot_stay_in_regexflag_member_cache(sb):
+    """`type(re.I)` is the host's `re.RegexFlag`; calling it with a lying `int` subclass caches a
+    pseudo member keyed on the snippet's object. In-process, that entry is dropped after the run,
+    so the host's own `re.I | re.M` still means IGNORECASE|MULTILINE."""
+    import re
+
+    code = """
+import re
+class L(int):
+    def __hash__(self):
+        return hash(10)
+    def __eq__(self, other):
+        return other is self or other == 10
+type(re.I)(L(2))
+return "planted"
+"""
+    result = await sb.run(code, backend="inprocess")
+    assert result.ok and result.value == "planted", result
+    assert all(type(k) is int for k in re.RegexFlag._value2member_map_)
+    assert re.I | re.M == 10 and re.findall("^b", "a\nB", re.I | re.M) == ["B"]
