@@ -31,7 +31,7 @@ import sandbox
 import sdk_gen
 
 from . import messages as m
-from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
+from .calls import RUN_DEADLINE, ExecutionContext, ExecutionToken, ToolCall, ToolResult
 from .definition import ToolDefinition, define_tool
 from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START
 from .frozen import freeze, thaw
@@ -468,6 +468,7 @@ class RunCodeTool:
                 fn = state.binding(wire)
                 bindings[method] = bindings[wire] = fn
                 docs[method] = docs[wire] = sdk.describe(method)
+            deadline = RUN_DEADLINE.set(anyio.current_time() + limits.wall_time)
             try:
                 result = await sandbox.run(
                     code,
@@ -478,6 +479,7 @@ class RunCodeTool:
                     controller=controller,
                 )
             finally:
+                RUN_DEADLINE.reset(deadline)
                 if result is None:  # the outer call itself was cancelled
                     state.close("cancelled")
         if result.error is None:
