@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ import anyio
 
 import sandbox
 import sdk_gen
+from sandbox.output import TRUNCATION_MARKER
 
 from . import messages as m
 from .calls import RUN_DEADLINE, ExecutionContext, ExecutionToken, ToolCall, ToolResult
@@ -36,6 +38,7 @@ from .definition import ToolDefinition, define_tool
 from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START
 from .frozen import freeze, thaw
 from .messages import ErrorKind
+from .output import cap_json
 from .pipeline import BodyFailed, DispatchGate, run_call
 from .presentation import generic_card
 from .registry import Registry
@@ -86,12 +89,20 @@ class SubCall:
     started: float = 0.0
     duration_ms: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, cap: int | None = None) -> dict[str, Any]:
+        """The call as ``--json`` shows it; with ``cap``, arguments and content whose JSON is
+        longer than ``cap`` bytes each become truncation markers (``output.cap_json``)."""
+        arguments: Any = self.arguments
+        content: Any = thaw(self.content)
+        if cap is not None:
+            arguments, content = cap_json(arguments, cap), cap_json(content, cap)
         return {
             "id": self.call_id,
             "name": self.name,
-            "arguments": self.arguments,
+            "arguments": arguments,
+            "status": self.status,
             "is_error": self.is_error,
+            "content": content,
             "duration_ms": round(self.duration_ms, 3),
         }
 
@@ -129,6 +140,10 @@ def _snippet_text(content: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(b["text"] if b.get("type") == "text" else placeholder(b) for b in content)
 
 
+#: The sandbox's last log line when output was cut (``[output truncated: N bytes dropped]``).
+_TRUNCATED_LOGS = re.compile(re.escape(TRUNCATION_MARKER).replace(re.escape("{dropped}"), r"\d+"))
+
+
 def render_run(result: sandbox.RunResult) -> str:
     """What the model reads back: logs then the value, the no-output marker, or the error."""
     if result.error is not None:
@@ -138,6 +153,8 @@ def render_run(result: sandbox.RunResult) -> str:
         return text
     parts = list(result.logs)
     value = result.value
+    if value is not None and parts and _TRUNCATED_LOGS.fullmatch(parts[-1]):
+        parts.append(m.RETURN_VALUE)  # the value must not read as more of the cut output
     if isinstance(value, str):
         parts.append(value)
     elif value is not None:

@@ -66,6 +66,7 @@ RUN_CODE_NATIVE = "run_code is not available in native mode; call the tools dire
 RUN_FAILED = "Error: code run failed ({kind}): {message}"
 CAPTURED_OUTPUT = "Captured output:"
 RUN_NO_OUTPUT = "(run_code completed with no output)"
+RETURN_VALUE = "Return value:"
 PREFLIGHT_FAILED = "nothing ran; fix these and run again:\n{diagnostics}"
 NOT_DISPATCHED = "run_code run is over ({reason}); {name} not dispatched"
 SUB_CALL_CANCELLED = "run_code run is over ({reason}); {name} was cancelled"
