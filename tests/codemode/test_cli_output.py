@@ -4,15 +4,15 @@ does); the model-facing text separates a truncation marker from the value after 
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
+from bridgekit import cli
 
 import sandbox
 from codemode import render_run
-from codemode.cli import JSON_CALL_CAP, main
+from codemode.cli import JSON_CALL_CAP
 from codemode.output import TRUNCATED_KEY, cap_json, json_line, visible
 
 BACKEND = ("--backend", "inprocess")
@@ -25,12 +25,6 @@ def ws(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "notes.md").write_text("TODO three\n")
     return root
-
-
-def cli(*argv: str, stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err, stdin=io.StringIO(stdin))
-    return code, out.getvalue(), err.getvalue()
 
 
 # --- --json --------------------------------------------------------------------------------------
