@@ -35,7 +35,7 @@ from sandbox.output import TRUNCATION_MARKER
 from . import messages as m
 from .calls import RUN_DEADLINE, ExecutionContext, ExecutionToken, ToolCall, ToolResult
 from .definition import ToolDefinition, define_tool
-from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START
+from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START, estimate_size
 from .frozen import freeze, thaw
 from .messages import ErrorKind
 from .output import cap_json
@@ -56,6 +56,13 @@ __all__ = [
 
 RUN_CODE = "run_code"
 DEFAULT_MAX_PARALLEL = 10
+#: What one run keeps of its sub-calls' arguments, content and values (``estimate_size``) for
+#: its records (``CodeRun.calls``, dispatch events, ``--record``, attachments). Past it, a
+#: finished record keeps capped arguments and a marker instead of its content: a run of many
+#: large calls cannot hold them all. The snippet itself always gets the full value.
+RUN_RECORD_BYTES = 32 * 1024 * 1024
+#: Arguments of a record past ``RUN_RECORD_BYTES`` are capped to this many bytes of JSON.
+RECORD_ARGUMENTS_CAP = 4096
 
 #: ``executor(call, parent, gate) -> ToolResult``: runs one accepted sub-call. The default runs
 #: the registry pipeline; ``--replay`` answers from a recording instead.
@@ -257,6 +264,7 @@ class _Run:
         self.serial = anyio.Lock()
         self.last_done: anyio.Event | None = None
         self.on_dispatch: Callable[[SubCall], None] | None = None
+        self.kept = 0
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -339,12 +347,23 @@ class _Run:
         record.is_error = result.is_error
         record.content = result.content  # frozen: shared, never copied
         record.value = result.value
+        self._keep(record)
         self._finish(record)
         if result.is_error:
             raise sandbox.BindingError(result.text)
         if definition.output_schema is not None:
             return thaw(result.value)
         return _snippet_text(result.content)
+
+    def _keep(self, record: SubCall) -> None:
+        """Keep the record whole while the run's records fit ``RUN_RECORD_BYTES``, else a marker."""
+        size = estimate_size(record.arguments) + estimate_size(record.content) + estimate_size(record.value)
+        if self.kept + size <= RUN_RECORD_BYTES:
+            self.kept += size
+            return
+        record.arguments = cap_json(record.arguments, RECORD_ARGUMENTS_CAP)
+        record.content = [{"type": "text", "text": m.RECORD_NOT_KEPT.format(size=size, limit=RUN_RECORD_BYTES)}]
+        record.value = None
 
     def _finish(self, record: SubCall) -> None:
         if record.started:

@@ -36,6 +36,7 @@ from .agent import CodeMode
 from .bridge import CodeRun, StopRun, SubCall
 from .calls import ExecutionToken, ToolCall, ToolResult
 from .errors import CodemodeError
+from .events import EventLog
 from .frozen import FrozenDict, freeze, thaw
 from .messages import ErrorKind
 from .output import json_line, visible
@@ -107,8 +108,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _registry(args: argparse.Namespace) -> Registry:
-    registry = Registry(mode="code")
+def _registry(args: argparse.Namespace, log: EventLog | None = None) -> Registry:
+    registry = Registry(mode="code", log=log)
     try:
         if args.tools:
             for spec in args.tools:
@@ -427,8 +428,9 @@ def main(
             return _tools(args, out, err)
         if args.command == "mcp":
             from .mcp.cli import mcp_serve_main
+            from .mcp.options import server_event_log
 
-            return mcp_serve_main(args, registry=_registry(args), stderr=err)
+            return mcp_serve_main(args, registry=_registry(args, server_event_log(args.event_log)), stderr=err)
         return _check(args, out, err, inp)
     except (UsageError, CodemodeError) as exc:  # CodemodeError: a bad --mcp-config file
         err.write(f"codemode: error: {exc}\n")
