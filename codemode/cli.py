@@ -8,7 +8,8 @@
     codemode tools [--tools SPEC]... [--root DIR]
     codemode check FILE|- [--tools SPEC]... [--root DIR]
     codemode mcp serve [--tools SPEC]... [--root DIR] [--mcp-config FILE]... [--http HOST:PORT]
-                       [--max-concurrent N] [--timeout S] [--memory MIB] [--max-tool-calls N]
+                       [--max-concurrent N] [--event-log FILE.jsonl] [--timeout S] [--memory MIB]
+                       [--max-tool-calls N]
 
 Every command takes ``--mcp-config FILE`` (repeatable, ``{"mcpServers": ...}``) and
 ``--mcp-timeout S``: the servers' tools load as ``<server>__<tool>`` (see docs/mcp.md).

@@ -1,7 +1,7 @@
 """CLI hooks: ``--mcp-config FILE`` for every command, and ``codemode mcp serve``.
 
     codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
-                       [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N]
+                       [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N] [--event-log FILE.jsonl]
                        [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
 
 ``codemode/cli.py`` wires these in; ``python -m codemode.mcp serve ...`` runs the same command
