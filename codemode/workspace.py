@@ -385,7 +385,7 @@ def _read_file(ws: Workspace, path: str, offset: int, limit: int) -> dict[str, A
     }
 
 
-def _list_dir(ws: Workspace, path: str) -> dict[str, Any]:
+def _list_dir(ws: Workspace, budget: _Budget, path: str) -> dict[str, Any]:
     real = ws.resolve(path)
     if not real.exists():
         raise WorkspaceError(NOT_FOUND.format(path=path))
@@ -393,6 +393,7 @@ def _list_dir(ws: Workspace, path: str) -> dict[str, Any]:
         raise WorkspaceError(NOT_A_DIR.format(path=path))
     entries = []
     for child in sorted(real.iterdir(), key=lambda p: p.name):
+        budget.check()
         try:
             st = child.lstat()
         except OSError:
@@ -699,7 +700,8 @@ def workspace_tools(
         return await _threaded(_read_file, ws, args["path"], args["offset"], args["limit"])
 
     async def list_dir(args: Mapping[str, Any], ctx: Any) -> Any:
-        return await _threaded(_list_dir, ws, args["path"])
+        budget = _Budget.for_call()
+        return await _threaded(_list_dir, ws, budget, args["path"], budget=budget)
 
     async def glob(args: Mapping[str, Any], ctx: Any) -> Any:
         budget = _Budget.for_call()

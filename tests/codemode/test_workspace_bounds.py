@@ -162,7 +162,9 @@ async def test_a_walk_stops_at_the_deadline(root: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(workspace, "UNBOUNDED_CALL_SECONDS", 0.0)
     for tool in ("glob", "grep"):
         r = await registry_for(root).execute(ToolCall("t", tool, {"pattern": "x"}))
-        assert r.is_error and "ran out of time" in r.text or "did not finish matching" in r.text, r.text
+        assert r.is_error and ("ran out of time" in r.text or "did not finish matching" in r.text), r.text
+    listing = await registry_for(root).execute(ToolCall("t", "list_dir", {}))
+    assert listing.is_error and "ran out of time" in listing.text
 
 
 # --- no tool work after the run has ended --------------------------------------------------------
