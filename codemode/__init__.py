@@ -40,9 +40,16 @@ from .messages import ErrorKind
 from .plugins import load_plugin
 from .presentation import diff_card, generic_card, terminal_card
 from .registry import RESERVED_NAMES, AgentScope, Registry
-from .workspace import WorkspaceError, register_workspace, workspace_tools
+from .workspace import (
+    DEFAULT_WRITE_POLICY,
+    WorkspaceError,
+    WritePolicy,
+    register_workspace,
+    workspace_tools,
+)
 
 __all__ = [
+    "DEFAULT_WRITE_POLICY",
     "EVENT_CODE_DISPATCH",
     "EVENT_CODE_DISPATCH_START",
     "EVENT_MESSAGE",
@@ -105,6 +112,7 @@ __all__ = [
     "to_mcp",
     "to_openai",
     "tool",
+    "WritePolicy",
     "workspace_tools",
 ]
 

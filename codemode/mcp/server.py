@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import itertools
 import logging
+import socket
+from functools import partial
 from typing import Any, Protocol
 
 import anyio
@@ -28,7 +30,7 @@ from ..bridge import RUN_CODE
 from ..calls import ToolCall
 from ..frozen import thaw
 from . import messages as m
-from .options import DEFAULT_MAX_CONCURRENT
+from .options import DEFAULT_MAX_CONCURRENT, is_loopback
 from .tools import to_mcp_content
 
 __all__ = ["DEFAULT_MAX_CONCURRENT", "SDK_URI", "CodeModeLike", "build_server", "serve_http", "serve_stdio"]
@@ -155,6 +157,42 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def _transport_security(host: str) -> Any:
+    """DNS-rebinding protection for a loopback ``host``: only requests whose ``Host`` (and
+    ``Origin``, when sent) name that address are served. None (no protection) for other hosts,
+    which the CLI warns about."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if not is_loopback(host):
+        return None
+    names = ["localhost", "127.0.0.1", "[::1]"] if host.casefold() == "localhost" else [f"[{host}]" if ":" in host else host]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*names, *(f"{n}:*" for n in names)],
+        allowed_origins=[*(f"http://{n}" for n in names), *(f"http://{n}:*" for n in names)],
+    )
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``; ``OSError`` with one line (``address already in
+    use``) when it cannot be had, so the CLI reports it without a traceback."""
+    shown = f"[{host}]" if ":" in host else host
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise OSError(f"cannot listen on {shown}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        reason = (exc.strerror or str(exc)).lower()
+        raise OSError(f"cannot listen on {shown}:{port}: {reason}") from None
+    return sock
+
+
 async def serve_http(
     server: Server[Any],
     host: str = "127.0.0.1",
@@ -165,23 +203,28 @@ async def serve_http(
     """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
     With ``await tg.start(serve_http, ...)`` the caller gets the bound port (useful with port 0).
-    On a loopback host, requests from other origins are refused (DNS-rebinding protection).
+    On a loopback host (127.0.0.0/8, ``::1``, ``localhost``), requests that name another host or
+    origin are refused (DNS-rebinding protection). Raises ``OSError`` (one line) when the
+    address cannot be bound, for instance a port already in use.
     """
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    sock = _listen(host, port)
+    app = server.streamable_http_app(host=host, transport_security=_transport_security(host))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     web = uvicorn.Server(config)
     web.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # the host owns signals
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(web.serve)
-        while not web.started:
-            if web.should_exit:
-                raise OSError(f"cannot serve on {host}:{port}")
-            await anyio.sleep(0.02)
-        sockets = [s for srv in getattr(web, "servers", []) for s in srv.sockets]
-        task_status.started(sockets[0].getsockname()[1] if sockets else port)
-        try:
-            await anyio.sleep_forever()
-        finally:
-            web.should_exit = True
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(partial(web.serve, sockets=[sock]))
+            while not web.started:
+                if web.should_exit:
+                    raise OSError(f"cannot serve on {host}:{port}")
+                await anyio.sleep(0.02)
+            task_status.started(sock.getsockname()[1])
+            try:
+                await anyio.sleep_forever()
+            finally:
+                web.should_exit = True
+    finally:
+        sock.close()

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-
-from codemode.cli import main
+from bridgekit import cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,12 +18,6 @@ def ws(tmp_path: Path) -> Path:
     (root / "src" / "a.py").write_text("# TODO one\n# FIXME two\n")
     (root / "notes.md").write_text("TODO three\n")
     return root
-
-
-def cli(*argv: str, stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err, stdin=io.StringIO(stdin))
-    return code, out.getvalue(), err.getvalue()
 
 
 def snippet(tmp_path: Path, text: str, name: str = "s.py") -> str:
