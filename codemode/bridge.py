@@ -33,6 +33,7 @@ import sdk_gen
 from . import messages as m
 from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
 from .definition import ToolDefinition, define_tool
+from .discovery import search_helper
 from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START
 from .frozen import freeze, thaw
 from .messages import ErrorKind
@@ -125,8 +126,38 @@ def placeholder(block: Mapping[str, Any]) -> str:
     return f"[{kind}]"
 
 
+def _snippet_block(block: Mapping[str, Any]) -> str:
+    if block.get("type") == "text":
+        return block["text"]
+    if block.get("type") == "resource" and isinstance(block.get("text"), str):
+        return placeholder(block) + "\n" + block["text"]  # an embedded text resource: its text
+    return placeholder(block)
+
+
 def _snippet_text(content: Sequence[Mapping[str, Any]]) -> str:
-    return "\n".join(b["text"] if b.get("type") == "text" else placeholder(b) for b in content)
+    return "\n".join(_snippet_block(b) for b in content)
+
+
+_MEDIA = ("image", "audio")
+_MAX_WALK = 64
+
+
+def _snippet_value(value: Any, depth: int = 0) -> Any:
+    """A canonical value as the snippet gets it: the base64 ``data`` of a media object in it
+    (``{"type": "image"|"audio", "data", "mimeType"|"mime_type"}``) becomes a placeholder,
+    as media content blocks do."""
+    if depth > _MAX_WALK:
+        return value
+    if isinstance(value, dict):
+        if value.get("type") in _MEDIA and isinstance(value.get("data"), str):
+            mime = value.get("mimeType", value.get("mime_type"))
+            if isinstance(mime, str):
+                block = {"type": value["type"], "mime_type": mime, "data": value["data"]}
+                return {**value, "data": placeholder(block)}
+        return {k: _snippet_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_snippet_value(v, depth + 1) for v in value]
+    return value
 
 
 def render_run(result: sandbox.RunResult) -> str:
@@ -240,6 +271,7 @@ class _Run:
         self.serial = anyio.Lock()
         self.last_done: anyio.Event | None = None
         self.on_dispatch: Callable[[SubCall], None] | None = None
+        self.on_finish: Callable[[SubCall], None] | None = None
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -326,12 +358,14 @@ class _Run:
         if result.is_error:
             raise sandbox.BindingError(result.text)
         if definition.output_schema is not None:
-            return thaw(result.value)
+            return _snippet_value(thaw(result.value))
         return _snippet_text(result.content)
 
     def _finish(self, record: SubCall) -> None:
         if record.started:
             record.duration_ms = (time.perf_counter() - record.started) * 1000
+        if self.on_finish is not None:
+            self.on_finish(record)
         ctx = self.ctx
         self.registry.events.append(
             {
@@ -375,6 +409,7 @@ class _Settings:
     limits: sandbox.Limits | None = None
     sink: list[CodeRun] | None = None
     on_dispatch: Callable[[SubCall], None] | None = None
+    on_finish: Callable[[SubCall], None] | None = None
 
 
 _NO_SETTINGS = _Settings()
@@ -454,6 +489,7 @@ class RunCodeTool:
         controller = sandbox.RunController()
         state = _Run(ctx, definitions, self.registry, self.executor, self.max_parallel_sub_calls, controller)
         state.on_dispatch = settings.on_dispatch
+        state.on_finish = settings.on_finish
         result: sandbox.RunResult | None = None
         # Oversized code is the sandbox's to refuse (cheaply, before parsing); pre-flight would
         # parse all of it on the event loop first.
@@ -468,6 +504,9 @@ class RunCodeTool:
                 fn = state.binding(wire)
                 bindings[method] = bindings[wire] = fn
                 docs[method] = docs[wire] = sdk.describe(method)
+            helpers = search_helper(sdk)  # the helper wins over a tool whose wire name is "search"
+            bindings.update(helpers)
+            docs.update(dict.fromkeys(helpers, m.SEARCH_DOC))
             try:
                 result = await sandbox.run(
                     code,

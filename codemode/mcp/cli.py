@@ -1,7 +1,7 @@
 """CLI hooks: ``--mcp-config FILE`` for every command, and ``codemode mcp serve``.
 
     codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
-                       [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N]
+                       [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N] [--sdk full|compact|auto]
                        [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
 
 ``codemode/cli.py`` wires these in; ``python -m codemode.mcp serve ...`` runs the same command
@@ -105,7 +105,7 @@ async def load_mcp_tools(
         await provider.aclose()
         raise
     if stderr is not None:
-        for message in provider.failures.values():
+        for message in [*provider.failures.values(), *provider.hidden.values()]:
             stderr.write(WARNING.format(message=message))
     return provider
 
@@ -176,7 +176,7 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
             max_parallel_sub_calls=args.max_parallel,
             backend=backend,
         )
-        server = build_server(mode, max_concurrent=args.max_concurrent)
+        server = build_server(mode, max_concurrent=args.max_concurrent, sdk=getattr(args, "sdk", "auto"))
         if address is None:
             await serve_stdio(server)
             return
