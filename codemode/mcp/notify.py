@@ -11,7 +11,6 @@ sends ``notifications/tools/list_changed`` to every session that has talked to t
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,6 +22,8 @@ __all__ = ["ToolListNotifier"]
 
 logger = logging.getLogger("codemode.mcp")
 
+MAX_SESSIONS = 64
+
 
 class ToolListNotifier:
     """Watches ``registry`` while the server runs (``lifespan``) and notifies clients."""
@@ -31,14 +32,17 @@ class ToolListNotifier:
         self.registry = registry
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
-        self._sessions: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._sessions: dict[int, Any] = {}
         self._send, self._receive = anyio.create_memory_object_stream[None](max_buffer_size=1)
 
     def seen(self, session: Any) -> None:
-        try:
-            self._sessions.add(session)
-        except TypeError:  # not weak-referenceable: such a session is not told
-            pass
+        """Remember the connection ``session`` belongs to (the SDK hands each request its own
+        session object, so the latest one per connection is kept, at most ``MAX_SESSIONS``)."""
+        key = id(getattr(session, "_connection", session))
+        self._sessions.pop(key, None)
+        self._sessions[key] = session
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.pop(next(iter(self._sessions)))
 
     def _changed(self) -> None:
         try:
@@ -49,12 +53,12 @@ class ToolListNotifier:
     async def _pump(self) -> None:
         async for _ in self._receive:
             await self.bus.publish(ToolsListChanged())
-            for session in list(self._sessions):
+            for key, session in list(self._sessions.items()):
                 try:
                     await session.send_tool_list_changed()
-                except Exception:
+                except Exception:  # the client has gone
                     logger.debug("could not send tools/list_changed", exc_info=True)
-                    self._sessions.discard(session)
+                    self._sessions.pop(key, None)
 
     @asynccontextmanager
     async def lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:

@@ -121,8 +121,7 @@ def build_server(
         if params.name != RUN_CODE:
             text, failed = call_catalog_tool(code_mode.sdk(agent), params.name, call.arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
-        token = (ctx.meta or {}).get("progress_token")
-        report = ctx.session.report_progress if token is not None else None
+        report = ctx.session.report_progress  # a no-op unless the client asked for progress
         async with limiter:
             outcome = await with_progress(
                 report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call)
