@@ -235,12 +235,11 @@ def _cut(text: str, room: int) -> str:
         return text
     marker = m.INDEX_CUT
     keep = text[: max(0, room - len(marker))]
-    for stop in ("\n", ", ", " "):
-        at = keep.rfind(stop)
-        if at > 0:
-            keep = keep[:at]
-            break
-    return keep.rstrip(", ") + marker if len(keep) + len(marker) <= room else ""
+    at = max(keep.rfind("\n"), keep.rfind(", "))  # the last whole entry
+    if at <= 0:
+        at = keep.rfind(" ")
+    keep = keep[:at] if at > 0 else ""
+    return keep + marker if keep and len(keep) + len(marker) <= room else ""
 
 
 def budgeted_text(
