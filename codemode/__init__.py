@@ -22,7 +22,7 @@ from .events import (
     MemoryEventLog,
     derive_messages,
 )
-from .export import to_anthropic, to_json_schema, to_mcp, to_openai
+from .export import to_anthropic, to_json_schema, to_mcp, to_openai, to_openai_responses
 from .frozen import FrozenDict, FrozenList, NotJSONError, freeze, thaw
 from .hooks import (
     Decision,
@@ -111,6 +111,7 @@ __all__ = [
     "to_json_schema",
     "to_mcp",
     "to_openai",
+    "to_openai_responses",
     "tool",
     "WritePolicy",
     "workspace_tools",

@@ -35,6 +35,7 @@ from sandbox.output import TRUNCATION_MARKER
 from . import messages as m
 from .calls import RUN_DEADLINE, ExecutionContext, ExecutionToken, ToolCall, ToolResult
 from .definition import ToolDefinition, define_tool
+from .discovery import search_helper
 from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START, estimate_size
 from .frozen import freeze, thaw
 from .messages import ErrorKind
@@ -143,8 +144,38 @@ def placeholder(block: Mapping[str, Any]) -> str:
     return f"[{kind}]"
 
 
+def _snippet_block(block: Mapping[str, Any]) -> str:
+    if block.get("type") == "text":
+        return block["text"]
+    if block.get("type") == "resource" and isinstance(block.get("text"), str):
+        return placeholder(block) + "\n" + block["text"]  # an embedded text resource: its text
+    return placeholder(block)
+
+
 def _snippet_text(content: Sequence[Mapping[str, Any]]) -> str:
-    return "\n".join(b["text"] if b.get("type") == "text" else placeholder(b) for b in content)
+    return "\n".join(_snippet_block(b) for b in content)
+
+
+_MEDIA = ("image", "audio")
+_MAX_WALK = 64
+
+
+def _snippet_value(value: Any, depth: int = 0) -> Any:
+    """A canonical value as the snippet gets it: the base64 ``data`` of a media object in it
+    (``{"type": "image"|"audio", "data", "mimeType"|"mime_type"}``) becomes a placeholder,
+    as media content blocks do."""
+    if depth > _MAX_WALK:
+        return value
+    if isinstance(value, dict):
+        if value.get("type") in _MEDIA and isinstance(value.get("data"), str):
+            mime = value.get("mimeType", value.get("mime_type"))
+            if isinstance(mime, str):
+                block = {"type": value["type"], "mime_type": mime, "data": value["data"]}
+                return {**value, "data": placeholder(block)}
+        return {k: _snippet_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_snippet_value(v, depth + 1) for v in value]
+    return value
 
 
 #: The sandbox's last log line when output was cut (``[output truncated: N bytes dropped]``).
@@ -265,6 +296,7 @@ class _Run:
         self.last_done: anyio.Event | None = None
         self.on_dispatch: Callable[[SubCall], None] | None = None
         self.kept = 0
+        self.on_finish: Callable[[SubCall], None] | None = None
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -352,7 +384,7 @@ class _Run:
         if result.is_error:
             raise sandbox.BindingError(result.text)
         if definition.output_schema is not None:
-            return thaw(result.value)
+            return _snippet_value(thaw(result.value))
         return _snippet_text(result.content)
 
     def _keep(self, record: SubCall) -> None:
@@ -368,6 +400,8 @@ class _Run:
     def _finish(self, record: SubCall) -> None:
         if record.started:
             record.duration_ms = (time.perf_counter() - record.started) * 1000
+        if self.on_finish is not None:
+            self.on_finish(record)
         ctx = self.ctx
         self.registry.events.append(
             {
@@ -411,6 +445,7 @@ class _Settings:
     limits: sandbox.Limits | None = None
     sink: list[CodeRun] | None = None
     on_dispatch: Callable[[SubCall], None] | None = None
+    on_finish: Callable[[SubCall], None] | None = None
 
 
 _NO_SETTINGS = _Settings()
@@ -490,6 +525,7 @@ class RunCodeTool:
         controller = sandbox.RunController()
         state = _Run(ctx, definitions, self.registry, self.executor, self.max_parallel_sub_calls, controller)
         state.on_dispatch = settings.on_dispatch
+        state.on_finish = settings.on_finish
         result: sandbox.RunResult | None = None
         # Oversized code is the sandbox's to refuse (cheaply, before parsing); pre-flight would
         # parse all of it on the event loop first.
@@ -504,6 +540,9 @@ class RunCodeTool:
                 fn = state.binding(wire)
                 bindings[method] = bindings[wire] = fn
                 docs[method] = docs[wire] = sdk.describe(method)
+            helpers = search_helper(sdk)  # the helper wins over a tool whose wire name is "search"
+            bindings.update(helpers)
+            docs.update(dict.fromkeys(helpers, m.SEARCH_DOC))
             deadline = RUN_DEADLINE.set(anyio.current_time() + limits.wall_time)
             try:
                 result = await sandbox.run(

@@ -172,8 +172,13 @@ class JsonlEventLog:
         return f"JsonlEventLog({self.path.name!r})"
 
 
-def derive_messages(events: Iterable[Mapping[str, Any]] | EventLog) -> list[dict[str, Any]]:
+def derive_messages(
+    events: Iterable[Mapping[str, Any]] | EventLog, *, format: str | None = None
+) -> list[dict[str, Any]]:
     """Rebuild the model-facing history from events, as plain dicts.
+
+    ``format`` (``openai``, ``openai-responses`` or ``anthropic``) gives the provider's own
+    message list instead of the neutral one (see ``codemode.shapes.format_messages``).
 
     Top-level ``tool/call`` events become ``{"role": "assistant", "tool_calls": [...]}`` (calls in a
     row share one assistant message, and join a preceding assistant ``message``); each
@@ -207,4 +212,8 @@ def derive_messages(events: Iterable[Mapping[str, Any]] | EventLog) -> list[dict
                     "is_error": bool(event.get("is_error")),
                 }
             )
+    if format is not None:
+        from .shapes import format_messages
+
+        return format_messages(messages, format)
     return messages

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._names import RESERVED_METHODS
+from ._names import AWAITED_HELPERS, RESERVED_METHODS
 from ._schema import object_schema_at_root, resolve_pointer
 from ._sdk import SDK
 
@@ -146,7 +146,15 @@ class _Checker:
             calls = [value.elt]
         for call in calls:
             target = self._tool_target(call)
-            if target is None or (target[1] and target[0] in RESERVED_METHODS):
+            if target is None:
+                continue
+            if target[1] and target[0] in RESERVED_METHODS:
+                if target[0] in AWAITED_HELPERS:
+                    self._report(
+                        call,
+                        "not-awaited",
+                        f"{self.ns}.{target[0]}() is never awaited; write `await {self.ns}.{target[0]}(...)`",
+                    )
                 continue
             method = self.sdk.resolve(target[0])
             if method is not None:

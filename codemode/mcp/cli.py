@@ -2,6 +2,7 @@
 
     codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
                        [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N] [--event-log FILE.jsonl]
+                       [--sdk full|compact|auto]
                        [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
 
 ``codemode/cli.py`` wires these in; ``python -m codemode.mcp serve ...`` runs the same command
@@ -111,7 +112,7 @@ async def load_mcp_tools(
         await provider.aclose()
         raise
     if stderr is not None:
-        for message in provider.failures.values():
+        for message in [*provider.failures.values(), *provider.hidden.values()]:
             stderr.write(WARNING.format(message=message))
     return provider
 
@@ -182,7 +183,7 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
             max_parallel_sub_calls=args.max_parallel,
             backend=backend,
         )
-        server = build_server(mode, max_concurrent=args.max_concurrent)
+        server = build_server(mode, max_concurrent=args.max_concurrent, sdk=getattr(args, "sdk", "auto"))
         if address is None:
             await serve_stdio(server)
             return

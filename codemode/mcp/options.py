@@ -96,6 +96,9 @@ def add_mcp_parser(
                        help="append every event to this file (default: the newest events in a bounded memory ring)")
     serve.add_argument("--max-concurrent", type=int, default=DEFAULT_MAX_CONCURRENT, metavar="N",
                        help=f"run_code calls run at once (default {DEFAULT_MAX_CONCURRENT})")
+    serve.add_argument("--sdk", choices=("full", "compact", "auto"), default="auto",
+                       help="what the run_code description carries: the whole SDK, the 2 KB discovery text, "
+                            "or the SDK when it fits 2 KB (auto, the default)")
     from ..cli import add_run_options
 
     add_run_options(serve)

@@ -1,4 +1,5 @@
-"""codemode as an MCP server: one tool, ``run_code``, whose description carries the SDK.
+"""codemode as an MCP server: ``run_code``, whose description carries the SDK (or, past 2,048
+characters, how to find tools), plus ``search_tools`` and ``get_tool_sdk``.
 
 Any MCP client (Claude Desktop, Claude Code, an IDE) then gets Code Mode over every tool loaded
 into the registry, MCP servers included. The SDK is also served as a resource
@@ -23,14 +24,19 @@ import anyio
 import mcp_types as types
 from anyio.abc import TaskStatus
 from mcp.server import Server
+from mcp.server.lowlevel.server import NotificationOptions
 
 from .. import messages as cm
 from ..agent import CallOutcome
 from ..bridge import RUN_CODE
 from ..calls import ToolCall
+from ..discovery import DESCRIPTION_BUDGET, SDK_MODES, SdkMode, budgeted_text
 from ..frozen import thaw
 from . import messages as m
+from .catalog import CATALOG_TOOLS, call_catalog_tool, catalog_tools
+from .notify import ToolListNotifier
 from .options import DEFAULT_MAX_CONCURRENT, is_loopback
+from .progress import with_progress
 from .tools import to_mcp_content
 
 __all__ = ["DEFAULT_MAX_CONCURRENT", "SDK_URI", "CodeModeLike", "build_server", "serve_http", "serve_stdio"]
@@ -50,11 +56,12 @@ class CodeModeLike(Protocol):
 
     def sdk(self, agent: str | None = None) -> Any: ...
 
-    async def handle(self, tool_call: ToolCall, *, agent: str | None = None) -> CallOutcome: ...
+    async def handle(self, tool_call: ToolCall, *, agent: str | None = None, on_sub_call: Any = None) -> CallOutcome: ...
 
 
-def _description(code_mode: CodeModeLike, agent: str | None) -> str:
-    return m.RUN_CODE_MCP_DESCRIPTION.format(sdk=code_mode.sdk(agent).text)
+def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto") -> str:
+    """The ``run_code`` description: within 2,048 characters unless ``sdk`` is ``full``."""
+    return budgeted_text(code_mode.sdk(agent), lead=m.RUN_CODE_MCP_LEAD, budget=DESCRIPTION_BUDGET, mode=sdk)
 
 
 def _prompt(code_mode: CodeModeLike, agent: str | None) -> str:
@@ -74,33 +81,53 @@ def build_server(
     agent: str | None = None,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     name: str = SERVER_NAME,
+    sdk: SdkMode = "auto",
+    discovery_tools: bool = True,
 ) -> Server[Any]:
     """The low-level MCP ``Server`` offering ``code_mode`` to ``agent``'s view of the registry.
 
-    Raises ``ValueError`` for ``max_concurrent < 1`` or a registry without ``run_code``.
+    ``sdk`` chooses what the ``run_code`` description carries: ``auto`` (the whole SDK when it
+    fits 2,048 characters, else the discovery text), ``compact`` (always the discovery text)
+    or ``full`` (always the whole SDK). ``discovery_tools`` adds ``search_tools`` and
+    ``get_tool_sdk``. A client that sends a progress token gets progress during a run, and
+    every client hears ``tools/list_changed`` when the registry's tool set changes.
+    Raises ``ValueError`` for ``max_concurrent < 1``, an unknown ``sdk`` or a registry
+    without ``run_code``.
     """
     if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 1:
         raise ValueError(f"max_concurrent must be an int >= 1, got {max_concurrent!r}")
+    if sdk not in SDK_MODES:
+        raise ValueError(f"sdk must be one of {', '.join(SDK_MODES)}, got {sdk!r}")
     schema = _run_code_schema(code_mode, agent)
     limiter = anyio.CapacityLimiter(max_concurrent)
     numbers = itertools.count(1)
+    changes = ToolListNotifier(code_mode.registry)
+    offered = (RUN_CODE, *CATALOG_TOOLS) if discovery_tools else (RUN_CODE,)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        changes.seen(ctx.session)
         tool = types.Tool(
             name=RUN_CODE,
-            description=_description(code_mode, agent),
+            description=_description(code_mode, agent, sdk),
             input_schema=schema,
             annotations=types.ToolAnnotations(title="Run code", open_world_hint=True),
         )
-        return types.ListToolsResult(tools=[tool])
+        return types.ListToolsResult(tools=[tool, *(catalog_tools() if discovery_tools else ())])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        changes.seen(ctx.session)
         call = ToolCall(f"mcp-{next(numbers)}", params.name, dict(params.arguments or {}))
-        if params.name != RUN_CODE:
-            text = cm.UNKNOWN_TOOL.format(name=params.name, available=RUN_CODE)
+        if params.name not in offered:
+            text = cm.UNKNOWN_TOOL.format(name=params.name, available=", ".join(offered))
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        if params.name != RUN_CODE:
+            text, failed = call_catalog_tool(code_mode.sdk(agent), params.name, call.arguments)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
+        report = ctx.session.report_progress  # a no-op unless the client asked for progress
         async with limiter:
-            outcome = await code_mode.handle(call, agent=agent)
+            outcome = await with_progress(
+                report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call)
+            )
         content = to_mcp_content(outcome.result.content) or [types.TextContent(type="text", text=outcome.text)]
         return types.CallToolResult(content=content, is_error=outcome.is_error)
 
@@ -140,6 +167,8 @@ def build_server(
         name,
         version=SERVER_VERSION,
         instructions=m.SERVER_INSTRUCTIONS,
+        lifespan=changes.lifespan,
+        on_subscriptions_listen=changes.listen,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -154,7 +183,8 @@ async def serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+        await server.run(read_stream, write_stream, options)
 
 
 def _transport_security(host: str) -> Any:

@@ -210,7 +210,7 @@ async def test_tools_visible_to_the_agent_are_a_snapshot_without_run_code() -> N
     mode = make_mode(grep_tool(), NOTE)
     mode.registry.scope("bob", allow=["grep"])
     out = await run(mode, "return tools.list()", agent="bob")
-    assert json.loads(out.text) == ["grep"]
+    assert json.loads(out.text) == ["grep", "search"]  # the tools, plus the search helper
     out = await run(mode, 'return tools.describe("grep")', agent="bob")
     assert "async def grep(" in out.text
     out = await run(mode, "await tools.run_code(code='1', description='x')", agent="bob")
