@@ -399,6 +399,8 @@ result = {
     "userfaultfd": attempt(syscall, "userfaultfd", 0), "personality": attempt(syscall, "personality", 0x0040000),
     "seccomp": attempt(syscall, "seccomp", 1, 0, 0), "prctl": attempt(syscall, "prctl", 38, 1, 0, 0, 0),
     "memfd_create": attempt(os.memfd_create, "x"), "pipe": attempt(os.pipe),
+    "shmget": attempt(syscall, "shmget", 0, 4096, 0o1666), "msgget": attempt(syscall, "msgget", 0, 0o1666),
+    "semget": attempt(syscall, "semget", 0, 1, 0o1666), "mq_open": attempt(syscall, "mq_open", path("q"), 0o100, 0o666, 0),
     "mmap-exec": attempt(syscall, "mmap", 0, 4096, 7, 0x22, -1, 0),
     "mprotect-exec": attempt(syscall, "mprotect", ctypes.addressof(ctypes.c_char.from_buffer(bytearray(8192))) & ~4095, 4096, 7),
 }
@@ -417,7 +419,7 @@ except MemoryError:
     # EPERM into this ValueError.
     for name in ("setrlimit-up", "setrlimit-as"):
         assert report.pop(name) == {"raised": "ValueError", "message": "not allowed to raise maximum limit"}
-    assert report == dict.fromkeys(report, EPERM) and len(report) == 26, report
+    assert report == dict.fromkeys(report, EPERM) and len(report) == 30, report
 
 
 def test_without_the_filter_the_runtime_refuses_to_run(tmp_path):
