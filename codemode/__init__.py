@@ -22,7 +22,7 @@ from .events import (
     MemoryEventLog,
     derive_messages,
 )
-from .export import to_anthropic, to_json_schema, to_mcp, to_openai
+from .export import to_anthropic, to_json_schema, to_mcp, to_openai, to_openai_responses
 from .frozen import FrozenDict, FrozenList, NotJSONError, freeze, thaw
 from .hooks import (
     Decision,
@@ -40,9 +40,16 @@ from .messages import ErrorKind
 from .plugins import load_plugin
 from .presentation import diff_card, generic_card, terminal_card
 from .registry import RESERVED_NAMES, AgentScope, Registry
-from .workspace import WorkspaceError, register_workspace, workspace_tools
+from .workspace import (
+    DEFAULT_WRITE_POLICY,
+    WorkspaceError,
+    WritePolicy,
+    register_workspace,
+    workspace_tools,
+)
 
 __all__ = [
+    "DEFAULT_WRITE_POLICY",
     "EVENT_CODE_DISPATCH",
     "EVENT_CODE_DISPATCH_START",
     "EVENT_MESSAGE",
@@ -104,7 +111,9 @@ __all__ = [
     "to_json_schema",
     "to_mcp",
     "to_openai",
+    "to_openai_responses",
     "tool",
+    "WritePolicy",
     "workspace_tools",
 ]
 

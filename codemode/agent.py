@@ -8,20 +8,33 @@ refused; ``both`` shows everything. The mode is the registry's, overridable per 
 
 from __future__ import annotations
 
-import json
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import anyio
 
 import sandbox
 
 from . import messages as m
-from .bridge import _SETTINGS, RUN_CODE, CodeRun, Executor, RunCodeTool, _Settings, build_sdk
+from .bridge import (
+    _SETTINGS,
+    RUN_CODE,
+    CodeRun,
+    Executor,
+    RunCodeTool,
+    SubCall,
+    _Settings,
+    build_sdk,
+)
 from .calls import ExecutionContext, ToolCall, ToolResult
+from .discovery import budgeted_text
 from .export import FORMATS
 from .hooks import Decision, Handle, deny
 from .registry import Mode, Registry
+from .shapes import as_tool_call, result_messages
 
 __all__ = ["CallOutcome", "CodeMode", "extract_code_blocks"]
 
@@ -49,13 +62,19 @@ class CallOutcome:
     def is_error(self) -> bool:
         return self.result.is_error
 
+    def to_messages(self, format: str = "openai") -> list[dict[str, Any]]:
+        """This outcome as the provider's tool-result message(s) or item, images in its native
+        form: ``openai`` (Chat Completions), ``openai-responses`` or ``anthropic``."""
+        return result_messages(self, format)
+
 
 class CodeMode:
     """Code Mode on a registry: ``run_code``, mode enforcement, prompts, schemas and dispatch.
 
     ``limits`` and ``max_parallel_sub_calls`` are host configuration; ``run_code`` takes only
     ``code`` and ``description``, so a model can never raise them. ``executor`` replaces the
-    registry pipeline for sub-calls (replay). Call ``close()`` to uninstall.
+    registry pipeline for sub-calls (replay). Use it as a context manager (``async with`` or
+    ``with``), or call ``close()``, to uninstall what it installed.
     """
 
     def __init__(
@@ -92,10 +111,22 @@ class CodeMode:
         return self.tool.limits
 
     def close(self) -> None:
-        """Remove ``run_code`` and the mode check from the registry."""
+        """Remove ``run_code`` and the mode check from the registry; idempotent."""
         for handle in self._handles:
             handle.dispose()
         self._handles.clear()
+
+    async def __aenter__(self) -> CodeMode:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __enter__(self) -> CodeMode:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def _enforce_mode(self, ctx: ExecutionContext) -> Decision | None:
         if ctx.parent is not None:
@@ -113,11 +144,18 @@ class CodeMode:
         """The ``sdk_gen.SDK`` for ``agent``'s tools (``run_code`` excluded)."""
         return build_sdk(self.tool.tools_for(agent))
 
-    def system_prompt(self, agent: str | None = None) -> str:
-        """The system-prompt section for ``agent``: the SDK in ``code``/``both`` mode, else ``""``."""
+    def system_prompt(self, agent: str | None = None, *, budget: int | None = None) -> str:
+        """The system-prompt section for ``agent``: the SDK in ``code``/``both`` mode, else ``""``.
+
+        With ``budget`` (characters), a prompt that would be longer becomes the discovery text
+        instead (how to write the program, ``tools.search``/``describe``/``list``, then as much
+        of the tool index as fits), never longer than ``budget``."""
         if self.registry.mode_for(agent) == "native":
             return ""
-        return m.SYSTEM_PROMPT.format(sdk=self.sdk(agent).text)
+        sdk = self.sdk(agent)
+        if budget is None:
+            return m.SYSTEM_PROMPT.format(sdk=sdk.text)
+        return budgeted_text(sdk, lead=m.SYSTEM_PROMPT_LEAD, budget=budget, mode="auto")
 
     def model_tools(self, agent: str | None = None, *, format: str = "openai") -> list[dict[str, Any]]:
         """The tool schemas to send the model: only ``run_code`` (code), everything (both), or
@@ -139,17 +177,23 @@ class CodeMode:
 
     async def handle(
         self,
-        tool_call: ToolCall | Mapping[str, Any],
+        tool_call: ToolCall | Mapping[str, Any] | Any,
         *,
         agent: str | None = None,
         limits: sandbox.Limits | None = None,
+        on_sub_call: Callable[[SubCall], None] | None = None,
     ) -> CallOutcome:
-        """Run one model tool call through the pipeline. ``tool_call`` is a ``ToolCall`` or a
-        mapping with ``id``, ``name`` and ``arguments`` (a dict or a JSON string). ``limits``
-        overrides the configured ones for this call only."""
-        call = _as_call(tool_call)
+        """Run one model tool call through the pipeline.
+
+        ``tool_call`` is a ``ToolCall``, codemode's flat ``{"id", "name", "arguments"}``, an
+        OpenAI chat tool call, an OpenAI Responses ``function_call`` item or an Anthropic
+        ``tool_use`` block, as the SDK object or its dict (``arguments`` a dict or JSON text);
+        another shape raises ``TypeError`` listing these. ``limits`` overrides the configured
+        ones for this call only. ``on_sub_call(sub_call)`` is called as each sub-call of a run
+        starts and again when it ends (progress reports)."""
+        call = as_tool_call(tool_call)
         sink: list[CodeRun] = []
-        settings = _Settings(limits=limits, sink=sink)
+        settings = _Settings(limits=limits, sink=sink, on_dispatch=on_sub_call, on_finish=on_sub_call)
         result = await _with_settings(settings, self.registry.execute(call, agent=agent))
         images = tuple(b for b in result.content if b.get("type") == "image")
         return CallOutcome(result, result.text, images, sink[0] if sink else None)
@@ -176,6 +220,16 @@ class CodeMode:
         run = sandbox.RunResult(error=error)
         return CodeRun(call_id, run, (), "", result.text, (), 0.0)
 
+    # --- for scripts ---------------------------------------------------------------------------
+
+    def handle_sync(self, tool_call: Any, **options: Any) -> CallOutcome:
+        """``handle`` from synchronous code (runs its own event loop; not inside one)."""
+        return anyio.run(functools.partial(self.handle, tool_call, **options))
+
+    def run_sync(self, code: str, **options: Any) -> CodeRun:
+        """``run`` from synchronous code (runs its own event loop; not inside one)."""
+        return anyio.run(functools.partial(self.run, code, **options))
+
     def __repr__(self) -> str:
         return f"CodeMode(mode={self.registry.mode!r}, limits={self.tool.limits!r})"
 
@@ -192,18 +246,3 @@ def _method(name: str) -> str:
     import sdk_gen
 
     return sdk_gen.sanitize_name(name)
-
-
-def _as_call(tool_call: ToolCall | Mapping[str, Any]) -> ToolCall:
-    if isinstance(tool_call, ToolCall):
-        return tool_call
-    if not isinstance(tool_call, Mapping):
-        raise TypeError(f"handle() takes a ToolCall or a mapping, got {type(tool_call).__name__}")
-    arguments: Any = tool_call.get("arguments", tool_call.get("input", {}))
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except (json.JSONDecodeError, RecursionError):
-            arguments = {"__unparsed__": arguments}
-    return ToolCall(str(tool_call.get("id", "")), str(tool_call.get("name", "")), arguments)
-

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -29,13 +30,16 @@ import anyio
 
 import sandbox
 import sdk_gen
+from sandbox.output import TRUNCATION_MARKER
 
 from . import messages as m
-from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
+from .calls import RUN_DEADLINE, ExecutionContext, ExecutionToken, ToolCall, ToolResult
 from .definition import ToolDefinition, define_tool
-from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START
+from .discovery import search_helper
+from .events import EVENT_CODE_DISPATCH, EVENT_CODE_DISPATCH_START, estimate_size
 from .frozen import freeze, thaw
 from .messages import ErrorKind
+from .output import cap_json
 from .pipeline import BodyFailed, DispatchGate, run_call
 from .presentation import generic_card
 from .registry import Registry
@@ -53,6 +57,13 @@ __all__ = [
 
 RUN_CODE = "run_code"
 DEFAULT_MAX_PARALLEL = 10
+#: What one run keeps of its sub-calls' arguments, content and values (``estimate_size``) for
+#: its records (``CodeRun.calls``, dispatch events, ``--record``, attachments). Past it, a
+#: finished record keeps capped arguments and a marker instead of its content: a run of many
+#: large calls cannot hold them all. The snippet itself always gets the full value.
+RUN_RECORD_BYTES = 32 * 1024 * 1024
+#: Arguments of a record past ``RUN_RECORD_BYTES`` are capped to this many bytes of JSON.
+RECORD_ARGUMENTS_CAP = 4096
 
 #: ``executor(call, parent, gate) -> ToolResult``: runs one accepted sub-call. The default runs
 #: the registry pipeline; ``--replay`` answers from a recording instead.
@@ -86,12 +97,20 @@ class SubCall:
     started: float = 0.0
     duration_ms: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, cap: int | None = None) -> dict[str, Any]:
+        """The call as ``--json`` shows it; with ``cap``, arguments and content whose JSON is
+        longer than ``cap`` bytes each become truncation markers (``output.cap_json``)."""
+        arguments: Any = self.arguments
+        content: Any = thaw(self.content)
+        if cap is not None:
+            arguments, content = cap_json(arguments, cap), cap_json(content, cap)
         return {
             "id": self.call_id,
             "name": self.name,
-            "arguments": self.arguments,
+            "arguments": arguments,
+            "status": self.status,
             "is_error": self.is_error,
+            "content": content,
             "duration_ms": round(self.duration_ms, 3),
         }
 
@@ -125,8 +144,42 @@ def placeholder(block: Mapping[str, Any]) -> str:
     return f"[{kind}]"
 
 
+def _snippet_block(block: Mapping[str, Any]) -> str:
+    if block.get("type") == "text":
+        return block["text"]
+    if block.get("type") == "resource" and isinstance(block.get("text"), str):
+        return placeholder(block) + "\n" + block["text"]  # an embedded text resource: its text
+    return placeholder(block)
+
+
 def _snippet_text(content: Sequence[Mapping[str, Any]]) -> str:
-    return "\n".join(b["text"] if b.get("type") == "text" else placeholder(b) for b in content)
+    return "\n".join(_snippet_block(b) for b in content)
+
+
+_MEDIA = ("image", "audio")
+_MAX_WALK = 64
+
+
+def _snippet_value(value: Any, depth: int = 0) -> Any:
+    """A canonical value as the snippet gets it: the base64 ``data`` of a media object in it
+    (``{"type": "image"|"audio", "data", "mimeType"|"mime_type"}``) becomes a placeholder,
+    as media content blocks do."""
+    if depth > _MAX_WALK:
+        return value
+    if isinstance(value, dict):
+        if value.get("type") in _MEDIA and isinstance(value.get("data"), str):
+            mime = value.get("mimeType", value.get("mime_type"))
+            if isinstance(mime, str):
+                block = {"type": value["type"], "mime_type": mime, "data": value["data"]}
+                return {**value, "data": placeholder(block)}
+        return {k: _snippet_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_snippet_value(v, depth + 1) for v in value]
+    return value
+
+
+#: The sandbox's last log line when output was cut (``[output truncated: N bytes dropped]``).
+_TRUNCATED_LOGS = re.compile(re.escape(TRUNCATION_MARKER).replace(re.escape("{dropped}"), r"\d+"))
 
 
 def render_run(result: sandbox.RunResult) -> str:
@@ -138,6 +191,8 @@ def render_run(result: sandbox.RunResult) -> str:
         return text
     parts = list(result.logs)
     value = result.value
+    if value is not None and parts and _TRUNCATED_LOGS.fullmatch(parts[-1]):
+        parts.append(m.RETURN_VALUE)  # the value must not read as more of the cut output
     if isinstance(value, str):
         parts.append(value)
     elif value is not None:
@@ -240,6 +295,8 @@ class _Run:
         self.serial = anyio.Lock()
         self.last_done: anyio.Event | None = None
         self.on_dispatch: Callable[[SubCall], None] | None = None
+        self.kept = 0
+        self.on_finish: Callable[[SubCall], None] | None = None
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -322,16 +379,29 @@ class _Run:
         record.is_error = result.is_error
         record.content = result.content  # frozen: shared, never copied
         record.value = result.value
+        self._keep(record)
         self._finish(record)
         if result.is_error:
             raise sandbox.BindingError(result.text)
         if definition.output_schema is not None:
-            return thaw(result.value)
+            return _snippet_value(thaw(result.value))
         return _snippet_text(result.content)
+
+    def _keep(self, record: SubCall) -> None:
+        """Keep the record whole while the run's records fit ``RUN_RECORD_BYTES``, else a marker."""
+        size = estimate_size(record.arguments) + estimate_size(record.content) + estimate_size(record.value)
+        if self.kept + size <= RUN_RECORD_BYTES:
+            self.kept += size
+            return
+        record.arguments = cap_json(record.arguments, RECORD_ARGUMENTS_CAP)
+        record.content = [{"type": "text", "text": m.RECORD_NOT_KEPT.format(size=size, limit=RUN_RECORD_BYTES)}]
+        record.value = None
 
     def _finish(self, record: SubCall) -> None:
         if record.started:
             record.duration_ms = (time.perf_counter() - record.started) * 1000
+        if self.on_finish is not None:
+            self.on_finish(record)
         ctx = self.ctx
         self.registry.events.append(
             {
@@ -375,6 +445,7 @@ class _Settings:
     limits: sandbox.Limits | None = None
     sink: list[CodeRun] | None = None
     on_dispatch: Callable[[SubCall], None] | None = None
+    on_finish: Callable[[SubCall], None] | None = None
 
 
 _NO_SETTINGS = _Settings()
@@ -454,6 +525,7 @@ class RunCodeTool:
         controller = sandbox.RunController()
         state = _Run(ctx, definitions, self.registry, self.executor, self.max_parallel_sub_calls, controller)
         state.on_dispatch = settings.on_dispatch
+        state.on_finish = settings.on_finish
         result: sandbox.RunResult | None = None
         # Oversized code is the sandbox's to refuse (cheaply, before parsing); pre-flight would
         # parse all of it on the event loop first.
@@ -468,6 +540,10 @@ class RunCodeTool:
                 fn = state.binding(wire)
                 bindings[method] = bindings[wire] = fn
                 docs[method] = docs[wire] = sdk.describe(method)
+            helpers = search_helper(sdk)  # the helper wins over a tool whose wire name is "search"
+            bindings.update(helpers)
+            docs.update(dict.fromkeys(helpers, m.SEARCH_DOC))
+            deadline = RUN_DEADLINE.set(anyio.current_time() + limits.wall_time)
             try:
                 result = await sandbox.run(
                     code,
@@ -478,6 +554,7 @@ class RunCodeTool:
                     controller=controller,
                 )
             finally:
+                RUN_DEADLINE.reset(deadline)
                 if result is None:  # the outer call itself was cancelled
                     state.close("cancelled")
         if result.error is None:

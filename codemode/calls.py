@@ -8,6 +8,8 @@ call id, and logs can nest them, without the bridge ever naming ids itself.
 
 from __future__ import annotations
 
+import contextvars
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +18,11 @@ import anyio
 import anyio.lowlevel
 
 __all__ = ["ExecutionContext", "ExecutionToken", "ToolCall", "ToolResult"]
+
+#: The deadline (anyio clock) of the Code Mode run a sub-call belongs to; the bridge sets it
+#: for the length of a run. A worker's own cancel scope allows a grace period past the run's
+#: wall time, so tools read this rather than rely on the cancel scope alone.
+RUN_DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("codemode_run_deadline", default=math.inf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +124,9 @@ class ExecutionContext:
 
     @staticmethod
     def deadline() -> float:
-        """The effective anyio deadline of this call (``math.inf`` when none is set)."""
-        return anyio.current_effective_deadline()
+        """When this call must be done, on anyio's clock: the earlier of its effective anyio
+        deadline and the end of the run it belongs to (``math.inf`` when neither is set)."""
+        return min(anyio.current_effective_deadline(), RUN_DEADLINE.get())
 
     @staticmethod
     async def checkpoint() -> None:

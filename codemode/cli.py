@@ -3,12 +3,13 @@
     codemode run FILE|-  [--tools SPEC]... [--root DIR] [--allow-write] [--backend worker|inprocess]
                          [--timeout S] [--memory MIB] [--max-tool-calls N] [--max-parallel N]
                          [--no-preflight] [--trace] [--record calls.jsonl | --replay calls.jsonl]
-                         [--json]
+                         [--json] [--raw]
     codemode sdk   [--tools SPEC]... [--root DIR] [--hash]
     codemode tools [--tools SPEC]... [--root DIR]
     codemode check FILE|- [--tools SPEC]... [--root DIR]
     codemode mcp serve [--tools SPEC]... [--root DIR] [--mcp-config FILE]... [--http HOST:PORT]
-                       [--max-concurrent N] [--timeout S] [--memory MIB] [--max-tool-calls N]
+                       [--max-concurrent N] [--event-log FILE.jsonl] [--timeout S] [--memory MIB]
+                       [--max-tool-calls N]
 
 Every command takes ``--mcp-config FILE`` (repeatable, ``{"mcpServers": ...}``) and
 ``--mcp-timeout S``: the servers' tools load as ``<server>__<tool>`` (see docs/mcp.md).
@@ -36,8 +37,10 @@ from .agent import CodeMode
 from .bridge import CodeRun, StopRun, SubCall
 from .calls import ExecutionToken, ToolCall, ToolResult
 from .errors import CodemodeError
+from .events import EventLog
 from .frozen import FrozenDict, freeze, thaw
 from .messages import ErrorKind
+from .output import json_line, visible
 from .pipeline import DispatchGate
 from .registry import Registry
 from .workspace import register_workspace
@@ -52,6 +55,8 @@ EXIT_USAGE = 2
 PROGRESS_AFTER = 1.0
 PROGRESS_EVERY = 0.5
 MIB = 1024 * 1024
+#: --json shows each sub-call's arguments and content up to this many bytes of JSON each.
+JSON_CALL_CAP = 4096
 
 REPLAY_MISMATCH = "replay mismatch at sub-call {n}: the recording has {expected}, the run made {got}"
 REPLAY_EXHAUSTED = "replay mismatch at sub-call {n}: the recording has no more calls, the run made {got}"
@@ -84,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--record", metavar="FILE", help="save every sub-call with its result (JSON lines)")
     group.add_argument("--replay", metavar="FILE", help="answer sub-calls from a recording")
     run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.add_argument("--raw", action="store_true",
+                     help="write the snippet's text as is; by default terminal control characters are shown as escapes")
 
     sdk = sub.add_parser("sdk", help="print the SDK text the model would see")
     loading(sdk)
@@ -104,8 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _registry(args: argparse.Namespace) -> Registry:
-    registry = Registry(mode="code")
+def _registry(args: argparse.Namespace, log: EventLog | None = None) -> Registry:
+    registry = Registry(mode="code", log=log)
     try:
         if args.tools:
             for spec in args.tools:
@@ -218,7 +225,8 @@ def _record_line(call: SubCall) -> dict[str, Any]:
 def _write_recording(path: str, calls: Sequence[SubCall]) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for call in calls:
-            fh.write(json.dumps(_record_line(call), ensure_ascii=False) + "\n")
+            # A tool's lone surrogate becomes a JSON escape, which replays as the same text.
+            fh.write(sandbox.escape_surrogates(json_line(_record_line(call))) + "\n")
 
 
 class ReplayExecutor:
@@ -271,7 +279,7 @@ class ReplayExecutor:
 # --- output ------------------------------------------------------------------------------------
 
 
-def _trace(report: CodeRun, out: TextIO) -> None:
+def _trace(report: CodeRun, out: TextIO, show: Any = visible) -> None:
     status = "ok" if report.ok else f"failed ({report.result.error.kind})"  # type: ignore[union-attr]
     out.write(f"run_code {report.call_id} {report.duration_ms:.1f} ms {status}\n")
     calls = report.calls
@@ -285,7 +293,7 @@ def _trace(report: CodeRun, out: TextIO) -> None:
             text = " ".join(b.get("text", "") for b in call.content if b.get("type") == "text")
             first = text.splitlines()[0] if text else ""
             line += f": {first[:100]}"
-        out.write(line + "\n")
+        out.write(sandbox.escape_surrogates(show(line)) + "\n")
 
 
 class _Progress:
@@ -362,8 +370,9 @@ async def _run_loaded(
         progress.clear()
     if args.record:
         _write_recording(args.record, report.calls)
+    show = (lambda text: text) if args.raw else visible  # the snippet wrote this text
     if args.trace:
-        _trace(report, stderr)
+        _trace(report, stderr, show)
     result = report.result
     if args.json:
         payload = {
@@ -371,19 +380,19 @@ async def _run_loaded(
             "result": result.value if report.ok else None,
             "logs": list(result.logs),
             "error": None if result.error is None else {"kind": result.error.kind, "message": result.error.message},
-            "calls": [c.to_json() for c in report.calls],
+            "calls": [c.to_json(cap=JSON_CALL_CAP) for c in report.calls],
             "sdk_hash": report.sdk_hash,
             "jail": result.jail,
         }
-        stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        stdout.write(json_line(payload) + "\n")
     elif report.ok:
-        stdout.write(report.text + "\n")
+        stdout.write(show(report.text) + "\n")
     else:
         for line in result.logs:
-            stdout.write(line + "\n")
+            stdout.write(show(line) + "\n")
         error = result.error
         assert error is not None
-        stderr.write(_located(name, f"Error: code run failed ({error.kind}): {error.message}") + "\n")
+        stderr.write(show(_located(name, f"Error: code run failed ({error.kind}): {error.message}")) + "\n")
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
@@ -435,7 +444,7 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: Text
     sdk = _with_mcp(args, registry, lambda: CodeMode(registry, backend="inprocess").sdk(), stderr)
     diagnostics = sdk_gen.check(code, sdk)
     for d in diagnostics:
-        stdout.write(f"{name}:{d.line}:{d.col}: {d.code}: {d.message}\n")
+        stdout.write(sandbox.escape_surrogates(f"{name}:{d.line}:{d.col}: {d.code}: {d.message}") + "\n")
     if not diagnostics:
         stdout.write(f"{name}: ok\n")
     return EXIT_FAILED if diagnostics else EXIT_OK
@@ -468,8 +477,9 @@ def main(
             return _doctor(out)
         if args.command == "mcp":
             from .mcp.cli import mcp_serve_main
+            from .mcp.options import server_event_log
 
-            return mcp_serve_main(args, registry=_registry(args), stderr=err)
+            return mcp_serve_main(args, registry=_registry(args, server_event_log(args.event_log)), stderr=err)
         return _check(args, out, err, inp)
     except (UsageError, CodemodeError, sandbox.JailError) as exc:  # CodemodeError: a bad --mcp-config file
         err.write(f"codemode: error: {exc}\n")

@@ -64,6 +64,7 @@ class ToolDefinition:
     defaults: Mapping[str, Any] = field(default_factory=dict, repr=False)
     arguments_validator: SchemaValidator = field(default=None, repr=False)  # type: ignore[assignment]
     output_validator: SchemaValidator | None = field(default=None, repr=False)
+    annotations: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def is_concurrency_safe(self, args: Mapping[str, Any]) -> bool:
         """True when this call may overlap other calls; a failing predicate counts as unsafe."""
@@ -88,16 +89,22 @@ def define_tool(
     present_call: PresentCallFn | None = None,
     present_result: PresentResultFn | None = None,
     finalize_content: FinalizeFn | None = None,
+    annotations: Mapping[str, Any] | None = None,
 ) -> ToolDefinition:
     """Check and build a tool definition; raise ``ToolDefinitionError`` listing every problem.
 
     ``execute(args, ctx)`` is an ``async def``. With ``output={"schema": ..., "render": ...}`` it
     returns the canonical JSON value and ``render(args, value)`` makes the content blocks (a default
     renderer shows strings as text and anything else as JSON). Without ``output`` it returns the
-    content blocks itself.
+    content blocks itself. ``annotations`` are MCP tool annotations (``readOnlyHint``,
+    ``title``, ...): hints for clients, carried by the MCP export.
     """
     problems: list[str] = []
     _check_name(name, problems)
+    if annotations is not None and not (
+        isinstance(annotations, Mapping) and all(isinstance(k, str) for k in annotations)
+    ):
+        problems.append("annotations must be a mapping of MCP annotation names to values")
     if not isinstance(description, str) or not description.strip():
         problems.append("description must be a non-empty string (the model reads it)")
     if not inspect.iscoroutinefunction(execute) and not _is_async_callable(execute):
@@ -147,6 +154,7 @@ def define_tool(
         defaults=freeze(_top_level_defaults(schema)),
         arguments_validator=compile_validator(schema),
         output_validator=None if output_schema is None else compile_validator(output_schema),
+        annotations=None if annotations is None else freeze(dict(annotations)),
     )
 
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .frozen import thaw
+from .output import json_line
 
 __all__ = [
     "EVENT_CODE_DISPATCH",
@@ -35,6 +37,7 @@ __all__ = [
     "JsonlEventLog",
     "MemoryEventLog",
     "derive_messages",
+    "estimate_size",
 ]
 
 EVENT_TOOL_CALL = "tool/call"
@@ -53,25 +56,85 @@ class EventLog(Protocol):
     def read(self) -> list[Mapping[str, Any]]: ...
 
 
+def estimate_size(value: Any) -> int:
+    """About how many bytes ``value`` (JSON-shaped) holds: string lengths plus a few bytes per
+    other item. Shared objects count each time they appear, so this errs on the large side."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 8
+        elif isinstance(item, Mapping):
+            total += 16
+            for key, child in item.items():
+                total += len(key) + 8 if isinstance(key, str) else 8
+                stack.append(child)
+        elif isinstance(item, (list, tuple)):
+            total += 16
+            stack.extend(item)
+        else:
+            total += 8
+    return total
+
+
 class MemoryEventLog:
-    """Events in a list, in append order; the default log of a ``Registry``."""
+    """Events in memory, in append order; the default log of a ``Registry``.
 
-    __slots__ = ("events",)
+    Unbounded by default, so an agent loop can rebuild its whole history from it. With
+    ``max_events`` or ``max_bytes`` (sizes by ``estimate_size``) it is a ring buffer: appending
+    past a cap drops the oldest events (the newest is always kept) and counts them in
+    ``dropped``. A long-lived server uses one (``codemode mcp serve``); a full record belongs on
+    disk (``JsonlEventLog``). Raises ``ValueError`` for a cap below 1.
+    """
 
-    def __init__(self, events: Iterable[Mapping[str, Any]] = ()) -> None:
-        self.events: list[Mapping[str, Any]] = list(events)
+    __slots__ = ("events", "max_events", "max_bytes", "dropped", "_sizes", "_bytes", "_lock")
+
+    def __init__(
+        self, events: Iterable[Mapping[str, Any]] = (), *, max_events: int | None = None, max_bytes: int | None = None
+    ) -> None:
+        for name, cap in (("max_events", max_events), ("max_bytes", max_bytes)):
+            if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+                raise ValueError(f"{name} must be an int >= 1 or None, got {cap!r}")
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.dropped = 0
+        self.events: deque[Mapping[str, Any]] = deque()
+        self._sizes: deque[int] = deque()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        for event in events:
+            self.append(event)
 
     def append(self, event: Mapping[str, Any]) -> None:
-        self.events.append(event)
+        size = estimate_size(event) if self.max_bytes is not None else 0
+        with self._lock:
+            self.events.append(event)
+            self._sizes.append(size)
+            self._bytes += size
+            while len(self.events) > 1 and (
+                (self.max_events is not None and len(self.events) > self.max_events)
+                or (self.max_bytes is not None and self._bytes > self.max_bytes)
+            ):
+                self.events.popleft()
+                self._bytes -= self._sizes.popleft()
+                self.dropped += 1
 
     def read(self) -> list[Mapping[str, Any]]:
-        return list(self.events)
+        with self._lock:
+            return list(self.events)
 
     def __iter__(self) -> Iterator[Mapping[str, Any]]:
-        return iter(list(self.events))
+        return iter(self.read())
 
     def __len__(self) -> int:
         return len(self.events)
+
+    def __repr__(self) -> str:
+        caps = "" if self.max_events is None and self.max_bytes is None else (
+            f"max_events={self.max_events}, max_bytes={self.max_bytes}, "
+        )
+        return f"MemoryEventLog({caps}{len(self.events)} events, {self.dropped} dropped)"
 
 
 class JsonlEventLog:
@@ -87,7 +150,7 @@ class JsonlEventLog:
         self._lock = threading.Lock()
 
     def append(self, event: Mapping[str, Any]) -> None:
-        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=repr)
+        line = json_line(event, separators=(",", ":"), default=repr)
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 
@@ -109,8 +172,13 @@ class JsonlEventLog:
         return f"JsonlEventLog({self.path.name!r})"
 
 
-def derive_messages(events: Iterable[Mapping[str, Any]] | EventLog) -> list[dict[str, Any]]:
+def derive_messages(
+    events: Iterable[Mapping[str, Any]] | EventLog, *, format: str | None = None
+) -> list[dict[str, Any]]:
     """Rebuild the model-facing history from events, as plain dicts.
+
+    ``format`` (``openai``, ``openai-responses`` or ``anthropic``) gives the provider's own
+    message list instead of the neutral one (see ``codemode.shapes.format_messages``).
 
     Top-level ``tool/call`` events become ``{"role": "assistant", "tool_calls": [...]}`` (calls in a
     row share one assistant message, and join a preceding assistant ``message``); each
@@ -144,4 +212,8 @@ def derive_messages(events: Iterable[Mapping[str, Any]] | EventLog) -> list[dict
                     "is_error": bool(event.get("is_error")),
                 }
             )
+    if format is not None:
+        from .shapes import format_messages
+
+        return format_messages(messages, format)
     return messages

@@ -66,6 +66,8 @@ RUN_CODE_NATIVE = "run_code is not available in native mode; call the tools dire
 RUN_FAILED = "Error: code run failed ({kind}): {message}"
 CAPTURED_OUTPUT = "Captured output:"
 RUN_NO_OUTPUT = "(run_code completed with no output)"
+RETURN_VALUE = "Return value:"
+RECORD_NOT_KEPT = "[result not kept in the run's records: about {size} bytes, past the run's {limit}-byte record budget]"
 PREFLIGHT_FAILED = "nothing ran; fix these and run again:\n{diagnostics}"
 NOT_DISPATCHED = "run_code run is over ({reason}); {name} not dispatched"
 SUB_CALL_CANCELLED = "run_code run is over ({reason}); {name} was cancelled"
@@ -77,3 +79,27 @@ ARGS_NOT_DICT = "a positional argument must be a dict of arguments, got {type}"
 PLACEHOLDER_MEDIA = "[{type}: {mime_type}, {size} bytes]"
 PLACEHOLDER_RESOURCE = "[resource: {uri}]"
 REASON_COMPLETED = "completed"
+
+# --- discovery (codemode.discovery) ---------------------------------------------------------------
+
+DISCOVERY = (
+    "There are {count} tools. Find the ones you need with "
+    "`print(await {ns}.search(\"what you need\"))` (the best matches, each with its signature), "
+    "read one with `print({ns}.describe(\"name\"))`, list every name with `{ns}.list()`."
+)
+INDEX_HEAD = "Tools:"
+INDEX_HEAD_NAMES = "Tool names:"
+INDEX_HEAD_PREFIXES = "Tool groups (name prefix and count): {groups}. `tools.list()` names them all."
+INDEX_CUT = "\n... more: `tools.list()`"
+INDEX_EMPTY = "No tools are loaded."
+SEARCH_NO_QUERY = "search() takes a query with at least one word, e.g. tools.search(\"read a file\")"
+SEARCH_BAD_LIMIT = "search() takes limit=1 to {max}, got {got!r}"
+SEARCH_ARGS = "search() takes a query and an optional limit: tools.search(\"query\", limit=5)"
+SEARCH_DOC = '''\
+async def search(query: str, *, limit: int = 5) -> list[dict[str, str]]:
+    """The tools whose names, descriptions or argument names best match query, best first.
+    Each hit is {"name": method name, "summary": one line, "sdk": its signature and types}."""
+'''
+SYSTEM_PROMPT_LEAD = """\
+## Code Mode
+Act by calling `run_code` with a Python program. Inside it, the tools are async methods of `tools`."""

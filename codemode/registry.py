@@ -10,7 +10,8 @@ enforce.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 from typing import Any, Literal, get_args
 
@@ -114,6 +115,7 @@ class Registry:
         self._scopes: dict[str, AgentScope] = {}
         self._hooks = HookSet()
         self._visible: dict[str | None, list[ToolDefinition]] = {}
+        self._change_listeners: list[Callable[[], None]] = []
 
     # --- mode --------------------------------------------------------------------------------
 
@@ -184,6 +186,22 @@ class Registry:
 
     def _changed(self) -> None:
         self._visible.clear()
+        for listener in list(self._change_listeners):
+            try:
+                listener()
+            except Exception:  # a listener's failure never undoes a registration
+                logging.getLogger("codemode").warning("tool-set change listener failed", exc_info=True)
+
+    def on_change(self, listener: Callable[[], None]) -> Handle:
+        """Call ``listener()`` after every change of the tool set (register, dispose, scopes),
+        e.g. to tell an MCP client its tool list changed. A failing listener is logged."""
+        self._change_listeners.append(listener)
+
+        def undo() -> None:
+            if listener in self._change_listeners:
+                self._change_listeners.remove(listener)
+
+        return Handle(undo)
 
     # --- lookup ----------------------------------------------------------------------------------
 

@@ -6,15 +6,24 @@ separators, so the host's absolute paths never reach the model. Walks (``glob``,
 version-control and tool caches (``IGNORED_DIRS``) and never follow a symlink out of the root.
 The read-only tools are concurrency-safe and do their file work in a thread, so a snippet that
 gathers them really overlaps them.
+
+The model controls every argument, so every tool bounds its work: a call works until the run's
+deadline (``ExecutionContext.deadline()``; ``UNBOUNDED_CALL_SECONDS`` for a call outside any
+run) and stops as soon as its caller is cancelled; grep patterns are capped in length and in
+compiled size before they are compiled; reads and writes are capped at ``MAX_FILE_BYTES``.
+Writes follow a ``WritePolicy``: nothing a common tool would run or load is created or changed.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import stat as stat_module
+import threading
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,11 +31,19 @@ from typing import Any
 import anyio.to_thread
 import regex
 
+from .calls import ExecutionContext
 from .definition import ToolDefinition, define_tool
 from .presentation import diff_card, generic_card
 from .registry import Registry
 
-__all__ = ["IGNORED_DIRS", "WorkspaceError", "register_workspace", "workspace_tools"]
+__all__ = [
+    "DEFAULT_WRITE_POLICY",
+    "IGNORED_DIRS",
+    "WorkspaceError",
+    "WritePolicy",
+    "register_workspace",
+    "workspace_tools",
+]
 
 #: Directories walks never enter: version control, virtualenvs, caches and build output.
 IGNORED_DIRS = frozenset(
@@ -38,13 +55,22 @@ IGNORED_DIR_SUFFIXES = (".egg-info",)
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
-#: read_file loads at most this much; larger files are for grep or a narrower tool.
-MAX_READ_FILE_BYTES = 32 * 1024 * 1024
+#: The workspace file-size cap: read_file loads at most this much, and write_file/edit_file
+#: refuse to produce a larger file (checked before any byte is written).
+MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_READ_FILE_BYTES = MAX_FILE_BYTES
 BINARY_SNIFF_BYTES = 8192
-#: Wall-clock budget for the pattern matching of one glob or grep call. Model-written patterns run
-#: on the host: the `regex` engine honours a timeout and releases the GIL while it matches, so a
-#: catastrophic pattern such as (a+)+$ costs one bounded, interruptible thread, not the host.
-MATCH_SECONDS = 10.0
+#: The time a call outside any run (a direct call, no deadline) may work. Inside a run, a call
+#: works until the run's own deadline.
+UNBOUNDED_CALL_SECONDS = 10.0
+#: Model-written patterns are compiled on the host: their length and their size once counted
+#: repeats are unrolled (``(?:a{3000}){3000}`` is 17 characters and 9 million units) are capped
+#: before compiling, since compiling cannot be interrupted.
+MAX_PATTERN_CHARS = 4096
+MAX_PATTERN_SIZE = 50_000
+#: A single match runs in slices that double, so a call whose run has ended stops within about
+#: the time it has already spent on that one match (the regex engine cannot be interrupted).
+FIRST_MATCH_SLICE = 0.05
 
 OUTSIDE_ROOT = "path {path!r} is outside the workspace root"
 NOT_FOUND = "no such file or directory: {path!r}"
@@ -52,13 +78,23 @@ NOT_A_FILE = "{path!r} is not a regular file"
 NOT_A_DIR = "{path!r} is not a directory"
 BINARY_FILE = "{path!r} looks binary (it has NUL bytes); it cannot be read as text"
 BAD_REGEX = "invalid regular expression {pattern!r}: {error}"
+PATTERN_TOO_LONG = "the pattern is {size} characters; patterns are limited to {limit}"
+PATTERN_TOO_BIG = (
+    "the pattern unrolls to more than {limit} units (counted repeats multiply what they repeat); "
+    "use smaller repeat counts or + and *"
+)
 MATCH_TOO_SLOW = (
-    "the pattern took longer than {seconds:g} s to match; simplify it "
+    "the pattern did not finish matching in the {seconds:.1f} s this call had; simplify it "
     "(nested quantifiers such as (a+)+ backtrack exponentially)"
 )
+OUT_OF_TIME = "the call ran out of time after {seconds:.1f} s; search a narrower path or glob"
 TOO_LARGE = "{path!r} is {size} bytes; read_file reads files up to {limit} bytes (use grep to find lines)"
-WRITE_PROTECTED = "writing under {part!r} is not allowed (version control, virtualenvs and caches are off limits)"
-HARD_LINKED = "{path!r} has other hard links; it cannot be written through the workspace"
+RESULT_TOO_LARGE = "the result would be {size} bytes; files are limited to {limit} bytes, so nothing was written"
+WRITE_REFUSED = (
+    "writing {path!r} is not allowed: {reason} (the workspace never writes what git, Python, "
+    "direnv or an editor would run or load)"
+)
+HARD_LINKED = "{path!r} has other hard links (the same file may live outside the root); it cannot be read or written through the workspace"
 ACCESS_FAILED = "cannot access {path!r}: {reason}"
 SYMLINK_LOOP = "symlink loop"
 OLD_NOT_FOUND = "old text not found in {path!r}; read the file and copy the text exactly"
@@ -68,6 +104,136 @@ FILE_EXISTS = "{path!r} already exists; pass overwrite=true to replace it"
 
 class WorkspaceError(Exception):
     """A workspace tool refused a request; the message is model-facing and names no host path."""
+
+
+def _name_key(name: str) -> str:
+    """How a file system that ignores case and trailing dots or spaces (macOS, Windows) sees a name."""
+    return name.casefold().rstrip(" .") or name
+
+
+_GIT_DIR_MARKERS = ("HEAD", "objects", "refs")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WritePolicy:
+    """What ``write_file`` and ``edit_file`` refuse to create or change: anything a common tool
+    runs or loads just because it exists in the workspace. The one place this list lives; the
+    defaults (``DEFAULT_WRITE_POLICY``) are described in SECURITY.md.
+
+    - ``vcs_dirs``: a path component with one of these names, directory or file (``.git`` as a
+      gitfile pointer too): git runs ``core.fsmonitor``, hooks and filters from its metadata;
+    - ``git_dirs``: any directory git would treat as a git dir (``HEAD`` with ``objects`` and
+      ``refs``, or with ``commondir``), or that the write would make one; and any file whose
+      content is a gitfile pointer (``gitdir: ...``);
+    - ``virtualenvs``: anything inside a directory holding ``pyvenv.cfg`` (whatever its name);
+    - ``startup_files`` / ``startup_suffixes``: files Python or direnv load from wherever they
+      are (``.pth``, ``sitecustomize.py``, ``usercustomize.py``, ``pyvenv.cfg``, ``.envrc``,
+      bytecode);
+    - ``editor_dirs``: editor settings and tasks that can run commands (``.vscode/``, ``.idea/``);
+    - ``tool_dirs``: caches and dependency trees that tools manage (``IGNORED_DIRS``).
+
+    Names compare case-insensitively, ignoring trailing dots and spaces. A host that needs
+    something else passes its own instance (``dataclasses.replace`` one field) or a subclass
+    overriding ``refusal``.
+    """
+
+    vcs_dirs: frozenset[str] = frozenset({".git", ".hg", ".svn"})
+    editor_dirs: frozenset[str] = frozenset({".vscode", ".idea"})
+    tool_dirs: frozenset[str] = IGNORED_DIRS - {".git", ".hg", ".svn"}
+    tool_dir_suffixes: tuple[str, ...] = IGNORED_DIR_SUFFIXES
+    startup_files: frozenset[str] = frozenset(
+        {"sitecustomize.py", "usercustomize.py", "pyvenv.cfg", ".envrc"}
+    )
+    startup_suffixes: tuple[str, ...] = (".pth", ".pyc")
+    git_dirs: bool = True
+    virtualenvs: bool = True
+
+    def refusal(self, root: Path, path: Path, content: bytes) -> str | None:
+        """Why writing ``content`` to ``path`` (a resolved path under ``root``) is refused, or
+        None. The reason is model-facing and names only root-relative parts."""
+        parts = path.relative_to(root).parts
+        vcs = {_name_key(n) for n in self.vcs_dirs}
+        editor = {_name_key(n) for n in self.editor_dirs}
+        tools = {_name_key(n) for n in self.tool_dirs}
+        for part in parts:
+            key = _name_key(part)
+            if key in vcs:
+                return f"{part!r} is version-control metadata"
+            if key in editor:
+                return f"{part!r} holds editor settings and tasks, which can run commands"
+            if key in tools or key.endswith(self.tool_dir_suffixes):
+                return f"{part!r} is a cache or dependency directory that tools manage"
+        name = _name_key(parts[-1]) if parts else ""
+        if name in {_name_key(n) for n in self.startup_files} or name.endswith(self.startup_suffixes):
+            return f"{parts[-1]!r} is loaded by Python or direnv wherever it is"
+        if self.git_dirs and content.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"gitdir:"):
+            return "the content is a gitfile pointer, which git would follow"
+        directory = root
+        for depth, part in enumerate(parts):
+            shown = "." if depth == 0 else "/".join(parts[:depth])
+            if self.virtualenvs and os.path.lexists(directory / "pyvenv.cfg"):
+                return f"{shown!r} is a virtualenv (it has pyvenv.cfg)"
+            if self.git_dirs and _git_dir_after(directory, part):
+                return f"{shown!r} is, or would become, a git directory (HEAD, objects and refs)"
+            directory = directory / part
+        return None
+
+
+def _git_dir_after(directory: Path, created: str) -> bool:
+    """Whether ``directory`` looks like a git dir to git once ``created`` exists in it."""
+    def present(name: str) -> bool:
+        return name == created or os.path.lexists(directory / name)
+
+    if not present("HEAD"):
+        return False
+    return (present("objects") and present("refs")) or present("commondir")
+
+
+#: The policy of ``workspace_tools(..., allow_write=True)`` unless the host passes its own.
+DEFAULT_WRITE_POLICY = WritePolicy()
+
+
+class _Budget:
+    """How long one tool call may work: until its deadline, or until it is stopped (its caller
+    was cancelled, say because the run ended). Checked between files and around every match."""
+
+    __slots__ = ("start", "end", "stopped")
+
+    def __init__(self, seconds: float) -> None:
+        self.start = time.monotonic()
+        self.end = self.start + max(0.0, seconds)
+        self.stopped = threading.Event()
+
+    @classmethod
+    def for_call(cls) -> _Budget:
+        """The budget of the current call: the run's remaining time, or UNBOUNDED_CALL_SECONDS."""
+        remaining = ExecutionContext.deadline() - anyio.current_time()
+        return cls(remaining if math.isfinite(remaining) else UNBOUNDED_CALL_SECONDS)
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def check(self) -> None:
+        """Raise ``WorkspaceError`` once the call is stopped or out of time."""
+        if self.stopped.is_set() or time.monotonic() >= self.end:
+            raise WorkspaceError(OUT_OF_TIME.format(seconds=self.seconds))
+
+    def search(self, pattern: Any, text: str, *, whole: bool = False) -> bool:
+        """Whether ``pattern`` matches ``text``, in slices that double until the budget ends."""
+        match = pattern.fullmatch if whole else pattern.search
+        step = FIRST_MATCH_SLICE
+        while True:
+            remaining = self.end - time.monotonic()
+            if self.stopped.is_set() or remaining <= 0:
+                raise WorkspaceError(MATCH_TOO_SLOW.format(seconds=self.seconds))
+            try:
+                return match(text, concurrent=True, timeout=min(step, remaining)) is not None
+            except TimeoutError:
+                step *= 2
 
 
 class Workspace:
@@ -107,17 +273,20 @@ class Workspace:
             return False
         return real == self.root or real.is_relative_to(self.root)
 
-    def walk(self, start: Path) -> Iterator[Path]:
-        """Files under ``start`` in sorted order; ignored dirs and escaping symlinks skipped."""
+    def walk(self, start: Path, budget: _Budget) -> Iterator[Path]:
+        """Files under ``start`` in sorted order; ignored dirs and escaping symlinks skipped.
+        Raises ``WorkspaceError`` when ``budget`` runs out, however large the tree."""
         if start.is_file():
             yield start
             return
         for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
+            budget.check()
             base = Path(dirpath)
             dirnames[:] = sorted(
                 d for d in dirnames if d not in IGNORED_DIRS and not d.endswith(IGNORED_DIR_SUFFIXES)
             )
             for name in sorted(filenames):
+                budget.check()
                 path = base / name
                 if path.is_symlink() and not self.inside(path):
                     continue
@@ -163,7 +332,8 @@ def _read_checked(ws: Workspace, real: Path, shown: str, limit: int) -> bytes | 
 
     The file is opened without following a final symlink and without blocking, and the opened
     descriptor's own path and type are checked, so a path swapped for a symlink or a FIFO
-    between the check and the open is refused."""
+    between the check and the open is refused. A file with other hard links is refused, as for
+    writes: the same file may live outside the root."""
     try:
         fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -176,20 +346,20 @@ def _read_checked(ws: Workspace, real: Path, shown: str, limit: int) -> bytes | 
             raise WorkspaceError(OUTSIDE_ROOT.format(path=shown))
         if not stat_module.S_ISREG(st.st_mode):
             raise WorkspaceError(NOT_A_FILE.format(path=shown))
+        if st.st_nlink > 1:
+            raise WorkspaceError(HARD_LINKED.format(path=shown))
         if st.st_size > limit:
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(limit + 1)
+            return f.read(st.st_size + 1)  # sized by the file: a buffer of `limit` bytes per read is waste
     finally:
         os.close(fd)
 
 
 def _read_text(ws: Workspace, real: Path, shown: str) -> str:
-    data = _read_checked(ws, real, shown, MAX_READ_FILE_BYTES)
-    if data is None or len(data) > MAX_READ_FILE_BYTES:
-        raise WorkspaceError(
-            TOO_LARGE.format(path=shown, size=real.stat().st_size, limit=MAX_READ_FILE_BYTES)
-        )
+    data = _read_checked(ws, real, shown, MAX_FILE_BYTES)
+    if data is None or len(data) > MAX_FILE_BYTES:
+        raise WorkspaceError(TOO_LARGE.format(path=shown, size=real.stat().st_size, limit=MAX_FILE_BYTES))
     if _is_binary(data[:BINARY_SNIFF_BYTES]):
         raise WorkspaceError(BINARY_FILE.format(path=shown))
     return data.decode("utf-8", errors="replace")
@@ -215,7 +385,7 @@ def _read_file(ws: Workspace, path: str, offset: int, limit: int) -> dict[str, A
     }
 
 
-def _list_dir(ws: Workspace, path: str) -> dict[str, Any]:
+def _list_dir(ws: Workspace, budget: _Budget, path: str) -> dict[str, Any]:
     real = ws.resolve(path)
     if not real.exists():
         raise WorkspaceError(NOT_FOUND.format(path=path))
@@ -223,6 +393,7 @@ def _list_dir(ws: Workspace, path: str) -> dict[str, Any]:
         raise WorkspaceError(NOT_A_DIR.format(path=path))
     entries = []
     for child in sorted(real.iterdir(), key=lambda p: p.name):
+        budget.check()
         try:
             st = child.lstat()
         except OSError:
@@ -235,35 +406,14 @@ def _list_dir(ws: Workspace, path: str) -> dict[str, Any]:
     return {"path": ws.show(real), "entries": entries}
 
 
-class _Deadline:
-    """The matching budget of one glob or grep call."""
-
-    __slots__ = ("end",)
-
-    def __init__(self) -> None:
-        self.end = time.monotonic() + MATCH_SECONDS
-
-    def search(self, pattern: Any, text: str, *, whole: bool = False) -> bool:
-        remaining = self.end - time.monotonic()
-        try:
-            if remaining <= 0:
-                raise TimeoutError
-            found = (pattern.fullmatch if whole else pattern.search)(
-                text, concurrent=True, timeout=remaining
-            )
-        except TimeoutError:
-            raise WorkspaceError(MATCH_TOO_SLOW.format(seconds=MATCH_SECONDS)) from None
-        return found is not None
-
-
-def _glob(ws: Workspace, pattern: str, path: str, limit: int) -> dict[str, Any]:
+def _glob(ws: Workspace, budget: _Budget, pattern: str, path: str, limit: int) -> dict[str, Any]:
     base = ws.resolve(path)
     if not base.is_dir():
         raise WorkspaceError(NOT_A_DIR.format(path=path))
-    matcher = _glob_matcher(pattern, _Deadline())
+    matcher = _glob_matcher(pattern, budget)
     matches: list[str] = []
     truncated = False
-    for file in ws.walk(base):
+    for file in ws.walk(base, budget):
         rel = file.relative_to(base).as_posix()
         if matcher(rel):
             if len(matches) >= limit:
@@ -273,12 +423,14 @@ def _glob(ws: Workspace, pattern: str, path: str, limit: int) -> dict[str, Any]:
     return {"matches": matches, "truncated": truncated}
 
 
-def _glob_matcher(pattern: str, deadline: _Deadline) -> Any:
+def _glob_matcher(pattern: str, budget: _Budget) -> Any:
     """``**`` spans directories, ``*`` and ``?`` stay within one; a pattern without ``/`` matches
     the file name at any depth (``*.py``)."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise WorkspaceError(PATTERN_TOO_LONG.format(size=len(pattern), limit=MAX_PATTERN_CHARS))
     if "/" not in pattern:
-        compiled = regex.compile(fnmatch.translate(pattern))
-        return lambda rel: deadline.search(compiled, rel.rsplit("/", 1)[-1], whole=True)
+        compiled = regex.compile(fnmatch.translate(pattern), cache_pattern=False)
+        return lambda rel: budget.search(compiled, rel.rsplit("/", 1)[-1], whole=True)
     out = ""
     i = 0
     while i < len(pattern):
@@ -297,26 +449,83 @@ def _glob_matcher(pattern: str, deadline: _Deadline) -> Any:
         else:
             out += regex.escape(pattern[i])
             i += 1
-    compiled = regex.compile(out, regex.DOTALL)
-    return lambda rel: deadline.search(compiled, rel, whole=True)
+    compiled = regex.compile(out, regex.DOTALL, cache_pattern=False)
+    return lambda rel: budget.search(compiled, rel, whole=True)
+
+
+def _pattern_size(pattern: str, flags: int) -> int:
+    """How large ``pattern`` grows once the engine unrolls its counted repeats: one unit per
+    node of the parsed pattern, a repeat multiplying what it repeats by its upper count (the
+    lower count plus one when open-ended). Parsing is cheap and linear; compiling is what grows.
+    Raises ``regex.error`` for an invalid pattern. Uses the engine's own parser, so the count
+    follows its syntax exactly (verbose mode, nested sets, comments)."""
+    from regex import _regex_core as core
+    from regex._main import _Info, _parse_pattern, _Source
+
+    source = _Source(pattern)
+    info = _Info(flags, source.char_type, {})
+    source.ignore_space = bool(info.flags & regex.VERBOSE)
+    try:
+        tree = _parse_pattern(source, info)
+    except core._UnscopedFlagSet:  # a global flag set mid-pattern: parse again with it
+        source = _Source(pattern)
+        info = _Info(info.global_flags, source.char_type, {})
+        source.ignore_space = bool(info.flags & regex.VERBOSE)
+        tree = _parse_pattern(source, info)
+    cap = MAX_PATTERN_SIZE + 1
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(tree, False)]
+    while stack:  # post-order, iteratively: a deeply nested pattern cannot exhaust the stack
+        node, done = stack.pop()
+        children = [
+            c for v in vars(node).values()
+            for c in (v if isinstance(v, (list, tuple)) else (v,))
+            if isinstance(c, core.RegexBase)
+        ]
+        if not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children)
+            continue
+        size = 1 + sum(sizes.pop(id(c), 1) for c in children) + len(getattr(node, "characters", ()) or ())
+        if hasattr(node, "min_count") and hasattr(node, "max_count"):
+            count = node.max_count if node.max_count is not None else node.min_count + 1
+            size *= max(1, count)
+        sizes[id(node)] = min(size, cap)
+    return sizes.get(id(tree), 1)
+
+
+def _compile(pattern: str, flags: int, budget: _Budget) -> Any:
+    """``pattern`` compiled, once its length and unrolled size are within the caps; compiling
+    happens under the call's budget (checked before and after: compiling cannot be interrupted,
+    which is why the size is capped first). The engine's cache is bypassed: model patterns would
+    otherwise stay in the host's memory."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise WorkspaceError(PATTERN_TOO_LONG.format(size=len(pattern), limit=MAX_PATTERN_CHARS))
+    try:
+        if _pattern_size(pattern, flags) > MAX_PATTERN_SIZE:
+            raise WorkspaceError(PATTERN_TOO_BIG.format(limit=MAX_PATTERN_SIZE))
+        budget.check()
+        compiled = regex.compile(pattern, flags, cache_pattern=False)
+    except (regex.error, OverflowError, ValueError) as exc:
+        raise WorkspaceError(BAD_REGEX.format(pattern=pattern, error=exc)) from None
+    except RecursionError:
+        raise WorkspaceError(BAD_REGEX.format(pattern=pattern, error="nested too deeply")) from None
+    budget.check()
+    return compiled
 
 
 def _grep(
-    ws: Workspace, pattern: str, path: str, glob: str | None, ignore_case: bool, limit: int
+    ws: Workspace, budget: _Budget, pattern: str, path: str, glob: str | None, ignore_case: bool, limit: int
 ) -> dict[str, Any]:
-    try:
-        compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
-    except (regex.error, OverflowError, ValueError) as exc:
-        raise WorkspaceError(BAD_REGEX.format(pattern=pattern, error=exc)) from None
+    compiled = _compile(pattern, regex.IGNORECASE if ignore_case else 0, budget)
     base = ws.resolve(path)
     if not base.exists():
         raise WorkspaceError(NOT_FOUND.format(path=path))
-    deadline = _Deadline()
-    matcher = _glob_matcher(glob, deadline) if glob else None
+    matcher = _glob_matcher(glob, budget) if glob else None
     matches: list[dict[str, Any]] = []
     searched = 0
     truncated = False
-    for file in ws.walk(base):
+    for file in ws.walk(base, budget):
         if matcher is not None and not matcher(file.relative_to(base).as_posix() if base.is_dir() else file.name):
             continue
         try:  # a symlink inside the root is read as its (checked) target
@@ -330,7 +539,7 @@ def _grep(
         searched += 1
         rel = ws.relative(file)
         for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if deadline.search(compiled, line):
+            if budget.search(compiled, line):
                 if len(matches) >= limit:
                     truncated = True
                     break
@@ -357,13 +566,14 @@ def _stat(ws: Workspace, path: str) -> dict[str, Any]:
 # --- writing tools -----------------------------------------------------------------------------
 
 
-def _check_writable(ws: Workspace, real: Path, shown: str) -> None:
-    """Refuse writes under version control, virtualenvs and caches (a `.git/hooks` file or a
-    `.git/config` entry runs code on the host later), and through hard links (the same file may
-    live outside the root)."""
-    for part in real.relative_to(ws.root).parts[:-1] if real != ws.root else ():
-        if part in IGNORED_DIRS or part.endswith(IGNORED_DIR_SUFFIXES):
-            raise WorkspaceError(WRITE_PROTECTED.format(part=part))
+def _check_writable(ws: Workspace, policy: WritePolicy, real: Path, shown: str, data: bytes) -> None:
+    """Refuse, before anything is written: a result over the file-size cap, a path the write
+    policy protects, and a file with other hard links (the same file may live outside the root)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise WorkspaceError(RESULT_TOO_LARGE.format(size=len(data), limit=MAX_FILE_BYTES))
+    reason = policy.refusal(ws.root, real, data) if real != ws.root else "it is the workspace root"
+    if reason is not None:
+        raise WorkspaceError(WRITE_REFUSED.format(path=shown, reason=reason))
     try:
         st = real.lstat()
     except FileNotFoundError:
@@ -372,16 +582,18 @@ def _check_writable(ws: Workspace, real: Path, shown: str) -> None:
         raise WorkspaceError(HARD_LINKED.format(path=shown))
 
 
-def _write_file(ws: Workspace, path: str, content: str, overwrite: bool) -> dict[str, Any]:
+def _write_file(ws: Workspace, policy: WritePolicy, path: str, content: str, overwrite: bool) -> dict[str, Any]:
     real = ws.resolve(path)
-    _check_writable(ws, real, path)
+    if len(content) > MAX_FILE_BYTES:  # even all-ASCII it is too large: refuse before encoding it
+        raise WorkspaceError(RESULT_TOO_LARGE.format(size=len(content), limit=MAX_FILE_BYTES))
+    data = content.encode("utf-8")
+    _check_writable(ws, policy, real, path, data)
     existed = real.exists()
     if existed and not real.is_file():
         raise WorkspaceError(NOT_A_FILE.format(path=path))
     if existed and not overwrite:
         raise WorkspaceError(FILE_EXISTS.format(path=path))
     real.parent.mkdir(parents=True, exist_ok=True)
-    data = content.encode("utf-8")
     _write_checked(ws, real, path, data)
     return {"path": ws.show(real), "bytes_written": len(data), "created": not existed}
 
@@ -406,31 +618,42 @@ def _write_checked(ws: Workspace, real: Path, shown: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _edit_file(ws: Workspace, path: str, old: str, new: str, count: int) -> dict[str, Any]:
+def _edit_file(ws: Workspace, policy: WritePolicy, path: str, old: str, new: str, count: int) -> dict[str, Any]:
     real = ws.resolve(path)
-    _check_writable(ws, real, path)
+    _check_writable(ws, policy, real, path, b"")  # the path first: a protected file is not even read
     text = _read_text(ws, real, path)
     found = text.count(old) if old else 0
     if found == 0:
         raise WorkspaceError(OLD_NOT_FOUND.format(path=path))
     if found != count:
         raise WorkspaceError(OLD_NOT_UNIQUE.format(count=found, path=path))
-    _write_checked(ws, real, path, text.replace(old, new).encode("utf-8"))
+    # The result's size, before building it: a short `old` and a long `new` multiply.
+    size = len(text.encode("utf-8")) + found * (len(new.encode("utf-8")) - len(old.encode("utf-8")))
+    if size > MAX_FILE_BYTES:
+        raise WorkspaceError(RESULT_TOO_LARGE.format(size=size, limit=MAX_FILE_BYTES))
+    data = text.replace(old, new).encode("utf-8")
+    _check_writable(ws, policy, real, path, data)
+    _write_checked(ws, real, path, data)
     return {"path": ws.show(real), "replacements": found}
 
 
 # --- definitions -------------------------------------------------------------------------------
 
 
-async def _threaded(fn: Any, *args: Any) -> Any:
+async def _threaded(fn: Any, *args: Any, budget: _Budget | None = None) -> Any:
     """Run a tool body in a thread; an OS error becomes a WorkspaceError whose text has the
-    error's reason but not its host path."""
+    error's reason but not its host path. When the caller is cancelled (its run ended), the
+    thread is abandoned and its ``budget`` stopped, so its work ends at the next check and its
+    result is discarded."""
     try:
         return await anyio.to_thread.run_sync(partial(fn, *args), abandon_on_cancel=True)
     except OSError as exc:
         raise WorkspaceError(f"the file operation failed: {exc.strerror or type(exc).__name__}") from None
     except RuntimeError:  # pathlib's symlink-loop error names the host path
         raise WorkspaceError(f"the file operation failed: {SYMLINK_LOOP}") from None
+    finally:
+        if budget is not None:
+            budget.stop()
 
 
 def _obj(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
@@ -463,8 +686,11 @@ def _render_glob(args: Mapping[str, Any], value: Mapping[str, Any]) -> list[dict
     return [{"type": "text", "text": "\n".join(lines) if lines else "(no files)"}]
 
 
-def workspace_tools(root: str | os.PathLike[str] = ".", *, allow_write: bool = False) -> list[ToolDefinition]:
-    """The workspace tools for ``root``; ``write_file`` and ``edit_file`` only with ``allow_write``.
+def workspace_tools(
+    root: str | os.PathLike[str] = ".", *, allow_write: bool = False, write_policy: WritePolicy = DEFAULT_WRITE_POLICY
+) -> list[ToolDefinition]:
+    """The workspace tools for ``root``; ``write_file`` and ``edit_file`` only with ``allow_write``,
+    refusing what ``write_policy`` protects.
 
     Raises ``ValueError`` when ``root`` is not a directory.
     """
@@ -474,14 +700,18 @@ def workspace_tools(root: str | os.PathLike[str] = ".", *, allow_write: bool = F
         return await _threaded(_read_file, ws, args["path"], args["offset"], args["limit"])
 
     async def list_dir(args: Mapping[str, Any], ctx: Any) -> Any:
-        return await _threaded(_list_dir, ws, args["path"])
+        budget = _Budget.for_call()
+        return await _threaded(_list_dir, ws, budget, args["path"], budget=budget)
 
     async def glob(args: Mapping[str, Any], ctx: Any) -> Any:
-        return await _threaded(_glob, ws, args["pattern"], args["path"], args["limit"])
+        budget = _Budget.for_call()
+        return await _threaded(_glob, ws, budget, args["pattern"], args["path"], args["limit"], budget=budget)
 
     async def grep(args: Mapping[str, Any], ctx: Any) -> Any:
+        budget = _Budget.for_call()
         return await _threaded(
-            _grep, ws, args["pattern"], args["path"], args.get("glob"), args["ignore_case"], args["limit"]
+            _grep, ws, budget, args["pattern"], args["path"], args.get("glob"), args["ignore_case"], args["limit"],
+            budget=budget,
         )
 
     async def stat(args: Mapping[str, Any], ctx: Any) -> Any:
@@ -611,16 +841,16 @@ def workspace_tools(root: str | os.PathLike[str] = ".", *, allow_write: bool = F
         ),
     ]
     if allow_write:
-        tools.extend(_write_tools(ws))
+        tools.extend(_write_tools(ws, write_policy))
     return tools
 
 
-def _write_tools(ws: Workspace) -> list[ToolDefinition]:
+def _write_tools(ws: Workspace, policy: WritePolicy) -> list[ToolDefinition]:
     async def write_file(args: Mapping[str, Any], ctx: Any) -> Any:
-        return await _threaded(_write_file, ws, args["path"], args["content"], args["overwrite"])
+        return await _threaded(_write_file, ws, policy, args["path"], args["content"], args["overwrite"])
 
     async def edit_file(args: Mapping[str, Any], ctx: Any) -> Any:
-        return await _threaded(_edit_file, ws, args["path"], args["old"], args["new"], args["count"])
+        return await _threaded(_edit_file, ws, policy, args["path"], args["old"], args["new"], args["count"])
 
     return [
         define_tool(
@@ -664,6 +894,9 @@ def _write_tools(ws: Workspace) -> list[ToolDefinition]:
     ]
 
 
-def register_workspace(registry: Registry, root: str | os.PathLike[str] = ".", *, allow_write: bool = False) -> list[Any]:
+def register_workspace(
+    registry: Registry, root: str | os.PathLike[str] = ".", *, allow_write: bool = False,
+    write_policy: WritePolicy = DEFAULT_WRITE_POLICY,
+) -> list[Any]:
     """Register the workspace tools on ``registry``; returns their handles."""
-    return [registry.register(t) for t in workspace_tools(root, allow_write=allow_write)]
+    return [registry.register(t) for t in workspace_tools(root, allow_write=allow_write, write_policy=write_policy)]

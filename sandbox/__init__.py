@@ -11,6 +11,7 @@ from .control import RunController
 from .host import BindingError
 from .inprocess import InProcessRuntime
 from .jail import JailError, JailStatus
+from .jsonvalue import escape_surrogates
 from .limits import DEFAULT_LIMITS, Limits
 from .result import ERROR_KINDS, ErrorKind, JailLevel, RunError, RunResult
 from .scheduler import ToolCallError
@@ -35,6 +36,7 @@ __all__ = [
     "Runtime",
     "ToolCallError",
     "WorkerRuntime",
+    "escape_surrogates",
     "get_runtime",
     "jail_status",
     "run",

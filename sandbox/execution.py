@@ -18,9 +18,9 @@ from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits
 from .namespace import check_call_size, make_namespace
-from .output import Output
+from .output import MAX_AWAIT_WARNINGS, Output, render_logs
 from .policy import ENTRY_POINT, FILENAME, LAST_VALUE_HOOK, PolicyError, compile_snippet
-from .result import RunError, RunResult
+from .result import RunError, RunResult, cut_text
 from .scheduler import (
     ASYNCIO_SHIM,
     CallRequest,
@@ -33,8 +33,6 @@ from .shims import ShimSet, make_import
 
 AWAIT_HINT = "hint: a tool call must be awaited: write `await {label}.name(...)`"
 TICK_CHECK_EVERY = 4096
-#: Warnings about un-awaited calls are capped like output: a handful, then a count.
-MAX_AWAIT_WARNINGS = 5
 #: Exception text beyond this many characters is cut (it is read by a model).
 MAX_EXCEPTION_TEXT = 2000
 #: Consecutive identical traceback frames shown before they are summarised.
@@ -120,6 +118,30 @@ def memory_message(limit: int) -> str:
     )
 
 
+#: Instance attribute set on a `MemoryError` the snippet raised with its own `raise` statement.
+#: It starts with "_", so the policy and the guards keep the snippet from reading or removing it.
+_RAISED_MARK = "_sandbox_raised_by_snippet_"
+
+
+def mark_raised(exc: Any) -> Any:
+    """The `_raise_` hook: the policy compiles `raise X` as `raise _raise_(X)`.
+
+    A `MemoryError` (class or instance, subclasses included) the snippet raises this way is
+    marked, so it is reported as an `exception` with its own message, not as the memory limit.
+    An instance that already carries a traceback was raised before: re-raising it keeps what it
+    was (a real out-of-memory error caught and re-raised with `raise e` is still `memory`).
+    Anything else passes through unchanged; the interpreter then raises it, or refuses it."""
+    if isinstance(exc, type) and issubclass(exc, MemoryError):
+        exc = exc()
+    if issubclass(type(exc), MemoryError) and exc.__traceback__ is None:
+        BaseException.__setattr__(exc, _RAISED_MARK, True)
+    return exc
+
+
+def raised_by_snippet(exc: BaseException) -> bool:
+    return vars(exc).get(_RAISED_MARK) is True
+
+
 class Execution:
     """Everything one run needs inside the interpreter that runs the snippet."""
 
@@ -153,7 +175,7 @@ class Execution:
             extra={namespace: ns, "ToolCallError": ToolCallError},
             budget_iter=self.budget.iterate if self.budget else None,
         )
-        hooks: dict[str, Any] = {LAST_VALUE_HOOK: LastValue}
+        hooks: dict[str, Any] = {LAST_VALUE_HOOK: LastValue, "_raise_": mark_raised}
         if self.budget is not None:
             hooks["_tick_"] = self.budget.tick
             hooks["_budget_iter_"] = self.budget.iterate
@@ -184,20 +206,15 @@ class Execution:
         self.scheduler.start(self.globals.pop(ENTRY_POINT)())
 
     # -- results -----------------------------------------------------------------------------
-    def logs(self) -> list[str]:
-        lines = self.output.lines()
+    def unawaited(self) -> tuple[list[tuple[int | None, str]], int]:
+        """The first calls never awaited (line, name), and how many more there were."""
         forgotten = [call._request for call in self.pending_calls if not call._awaited]
-        for request in forgotten[:MAX_AWAIT_WARNINGS]:
-            where = f"line {request._line}: " if request._line else ""
-            lines.append(
-                f"[warning] {where}{self.label}.{request._name}(...) was never awaited, "
-                "so it did not run"
-            )
-        if len(forgotten) > MAX_AWAIT_WARNINGS:
-            lines.append(
-                f"[warning] {len(forgotten) - MAX_AWAIT_WARNINGS} more calls were never awaited"
-            )
-        return lines
+        first = [(request._line, request._name) for request in forgotten[:MAX_AWAIT_WARNINGS]]
+        return first, len(forgotten) - len(first)
+
+    def logs(self) -> list[str]:
+        first, more = self.unawaited()
+        return render_logs(self.output.printed_lines(), self.output.dropped, first, more, self.label)
 
     def result(self) -> RunResult:
         """The outcome once the main task is done."""
@@ -236,7 +253,7 @@ class Execution:
     def describe_exception(self, exc: BaseException) -> RunError:
         if isinstance(exc, RunStopped):
             return exc.to_error()
-        if isinstance(exc, MemoryError):
+        if isinstance(exc, MemoryError) and not raised_by_snippet(exc):
             return RunError("memory", memory_message(self.limits.memory))
         return RunError("exception", format_exception(exc, self.source, self.label))
 
@@ -261,9 +278,7 @@ def format_exception(exc: BaseException, source: str, label: str = "tools") -> s
             frames.append((tb.tb_lineno, name))
         tb = tb.tb_next
     name = type(exc).__name__
-    text = _safe_str(exc)
-    if len(text) > MAX_EXCEPTION_TEXT:
-        text = text[:MAX_EXCEPTION_TEXT] + f"... ({len(text) - MAX_EXCEPTION_TEXT} more characters)"
+    text = cut_text(_safe_str(exc), MAX_EXCEPTION_TEXT)
     out = [f"{name}: {text}" if text else name]
     if frames:
         out.append("Traceback (most recent call last):")

@@ -9,6 +9,7 @@ Use the worker backend for anything a model wrote.
 
 from __future__ import annotations
 
+import enum
 import math
 import sys
 import time
@@ -19,7 +20,7 @@ import anyio
 
 from .control import RunController, RunStopped, cancel_on, interruption, stop
 from .execution import Execution, syntax_result, wall_time_message
-from .host import Bindings, invoke
+from .host import Bindings, escaped_inputs, invoke
 from .limits import Limits
 from .policy import PolicyError
 from .result import RunResult
@@ -40,6 +41,7 @@ class InProcessRuntime:
         docs: Mapping[str, str] | None = None,
         controller: RunController | None = None,
     ) -> RunResult:
+        code, bindings, docs = escaped_inputs(code, bindings, docs)
         try:
             execution = Execution(code, list(bindings), limits, namespace=namespace, docs=docs, budget=True)
         except PolicyError as exc:
@@ -151,3 +153,23 @@ def _clear_shared_caches() -> None:
     if strptime is not None:
         with strptime._cache_lock:  # type: ignore[attr-defined]
             strptime._regex_cache.clear()  # type: ignore[attr-defined]
+    _drop_foreign_enum_values()
+
+
+#: The value types a host enum's value-to-member map is keyed on; anything else in it was put
+#: there by a run (a flag class called with a snippet's lying `int` subclass caches a pseudo
+#: member under that object, `type(re.I)(x)` for example).
+_PLAIN_VALUES = (int, str, bytes, float, bool, tuple, frozenset, type(None))
+
+
+def _drop_foreign_enum_values() -> None:
+    """Remove the keys a run added to any enum class's `_value2member_map_` that are not plain
+    values, so a lying object cannot answer the host's later `RegexFlag(...)` lookups."""
+    pending = [enum.Enum]
+    while pending:
+        cls = pending.pop()
+        pending.extend(type.__subclasses__(cls))
+        members = cls.__dict__.get("_value2member_map_")
+        if isinstance(members, dict) and members:
+            for key in [k for k in members if type(k) not in _PLAIN_VALUES]:
+                members.pop(key, None)

@@ -72,7 +72,7 @@ ALLOWED_SYSCALLS = (
     # memory
     "brk", "munmap", "mremap", "madvise",
     # the channel and stdio (already open)
-    "read", "write", "readv", "writev", "recvfrom", "sendto", "lseek", "fstat", "close",
+    "read", "write", "readv", "writev", "lseek", "fstat", "close",
     # waiting for the host
     "select", "pselect6", "poll", "ppoll",
     # clocks and sleeping
@@ -82,10 +82,15 @@ ALLOWED_SYSCALLS = (
     "alarm",
     # facts about itself
     "getpid", "gettid", "getuid", "geteuid", "getgid", "getegid", "getrusage", "uname",
-    "getcwd", "sched_yield", "sched_getaffinity",
-    # randomness, locks, leaving
-    "getrandom", "futex", "exit", "exit_group",
+    "getcwd", "sched_yield",
+    # randomness, leaving
+    "getrandom", "exit", "exit_group",
 )
+#: futex operations a single-threaded worker's libc may use (with the private and clock bits
+#: masked off). The priority-inheritance and requeue operations name another task by id, which
+#: would tell a worker which host processes exist.
+_FUTEX_OPS = (0, 1, 9, 10)  # WAIT, WAKE, WAIT_BITSET, WAKE_BITSET
+_FUTEX_FLAGS = 0x80 | 0x100  # FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME
 
 
 class JailError(RuntimeError):
@@ -285,8 +290,15 @@ def _compile(seccomp: Any) -> bytes:
     # The run's memory and CPU limits are lowered after the filter is in: prlimit on the worker
     # itself only. Raising a hard limit needs CAP_SYS_RESOURCE, which no worker has.
     f.add_rule(seccomp.ALLOW, "prlimit64", seccomp.Arg(0, seccomp.EQ, 0))
-    # glibc's fstat is fstatat(fd, "", AT_EMPTY_PATH): allowed with exactly that flag only.
-    f.add_rule(seccomp.ALLOW, "newfstatat", seccomp.Arg(3, seccomp.EQ, 0x1000))
+    # The channel carries plain data: no out-of-band bytes (MSG_OOB on unix sockets is a known
+    # kernel attack surface).
+    no_oob = seccomp.Arg(3, seccomp.MASKED_EQ, 0x1, 0)
+    f.add_rule(seccomp.ALLOW, "sendto", no_oob)
+    f.add_rule(seccomp.ALLOW, "recvfrom", no_oob)
+    # Only about itself: another pid's affinity would tell which host processes exist.
+    f.add_rule(seccomp.ALLOW, "sched_getaffinity", seccomp.Arg(0, seccomp.EQ, 0))
+    for op in _FUTEX_OPS:
+        f.add_rule(seccomp.ALLOW, "futex", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF & ~_FUTEX_FLAGS, op))
     read_end, write_end = os.pipe()
     try:
         with os.fdopen(write_end, "wb", closefd=False) as out:

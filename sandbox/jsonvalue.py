@@ -1,10 +1,11 @@
 """Lossless JSON: the only shape of data that crosses between a snippet and its host.
 
 `to_json_value` walks a value once, checks it and returns a plain copy made of dict (str keys),
-list, str, int, float, bool and None. Tuples become lists; dict/list/tuple subclasses are read
-through the base type's own methods, so a snippet's overridden `__iter__` or `items` never runs
-here. Anything else raises `NotJSONError`, whose message names the offending part by path
-(`$.rows[3].when`) and says what would work instead.
+list, str, int, float, bool and None, every string in it passed through `escape_surrogates`.
+Tuples become lists; dict/list/tuple subclasses are read through the base type's own methods,
+so a snippet's overridden `__iter__` or `items` never runs here. Anything else raises
+`NotJSONError`, whose message names the offending part by path (`$.rows[3].when`) and says what
+would work instead.
 """
 
 from __future__ import annotations
@@ -16,6 +17,22 @@ from typing import Any
 MAX_DEPTH = 100
 #: Python refuses to turn ints over 4,300 digits into text; stay clear of that.
 MAX_INT_BITS = 13_000
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with every surrogate code point (U+D800-U+DFFF) written as the six characters
+    `\\udXXX`, the `backslashreplace` form. Lone surrogates cannot be encoded as UTF-8, so text
+    crosses every boundary of a run (source, printed output, exception text, the returned value,
+    binding arguments and results, and the worker channel) through this one escape, and a run
+    that holds one keeps its kind and its output. The escape is one-way: a snippet that prints
+    the six characters itself reads back the same."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 class NotJSONError(ValueError):
@@ -34,7 +51,9 @@ def _type_name(value: Any) -> str:
 
 def _convert(value: Any, path: str, depth: int, active: set[int]) -> Any:
     t = type(value)
-    if value is None or t is bool or t is str:
+    if t is str:
+        return escape_surrogates(value)
+    if value is None or t is bool:
         return value
     if t is int:
         if value.bit_length() > MAX_INT_BITS:
@@ -57,7 +76,7 @@ def _convert(value: Any, path: str, depth: int, active: set[int]) -> Any:
                 raise NotJSONError(
                     path, f"dict key of type {_type_name(k)} is not JSON (keys must be str)"
                 )
-            out[k] = _convert(v, f"{path}[{json.dumps(k)}]", depth + 1, active)
+            out[escape_surrogates(k)] = _convert(v, f"{path}[{json.dumps(k)}]", depth + 1, active)
         active.discard(key)
         return out
     if isinstance(value, (list, tuple)):
@@ -70,7 +89,7 @@ def _convert(value: Any, path: str, depth: int, active: set[int]) -> Any:
         active.discard(key)
         return out_list
     if isinstance(value, str):
-        return str.__str__(value)
+        return escape_surrogates(str.__str__(value))
     if isinstance(value, (set, frozenset)):
         raise NotJSONError(path, f"{_type_name(value)} is not JSON; convert it with sorted(...)")
     if isinstance(value, (bytes, bytearray)):

@@ -3,18 +3,59 @@
 Up to `limit` bytes are kept. Anything past that is dropped and counted, and the logs end with
 `[output truncated: N bytes dropped]`. A snippet that keeps printing after the cap, to more than
 `FLOOD_FACTOR` times it, is stopped with `output-limit`: it is flooding, not reporting.
+
+`render_logs` writes the final log lines (printed lines, the truncation marker, warnings about
+calls never awaited) for both backends, and for the host from what a worker reports: the marker
+and the warnings are always the host's own text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .control import stop
+from .jsonvalue import escape_surrogates
 
 FLOOD_FACTOR = 4
 TRUNCATION_MARKER = "[output truncated: {dropped} bytes dropped]"
+#: Warnings about un-awaited calls are capped like output: a handful, then a count.
+MAX_AWAIT_WARNINGS = 5
 
 
 def _byte_len(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
+
+
+def flood_message(limit: int) -> str:
+    return (
+        f"the snippet printed more than {FLOOD_FACTOR * limit} bytes "
+        f"(the cap is {limit}); print a summary or a slice, not whole data"
+    )
+
+
+def is_flooding(limit: int, dropped: int) -> bool:
+    return limit + dropped > FLOOD_FACTOR * max(limit, 1)
+
+
+def cut(text: str, room: int) -> str:
+    """The longest prefix of `text` that fits in `room` bytes of UTF-8."""
+    return text.encode("utf-8", "replace")[: max(room, 0)].decode("utf-8", "ignore")
+
+
+def render_logs(printed: Sequence[str], dropped: int, unawaited: Sequence[tuple[int | None, str]],
+                more_unawaited: int, label: str) -> list[str]:
+    """The run's log: printed lines, then the truncation marker when bytes were dropped, then
+    a warning for each of the first calls never awaited (`unawaited`, line and name) and a
+    count of the rest."""
+    lines = list(printed)
+    if dropped:
+        lines.append(TRUNCATION_MARKER.format(dropped=dropped))
+    for line, name in unawaited:
+        where = f"line {line}: " if line else ""
+        lines.append(f"[warning] {where}{label}.{name}(...) was never awaited, so it did not run")
+    if more_unawaited:
+        lines.append(f"[warning] {more_unawaited} more calls were never awaited")
+    return lines
 
 
 class Output:
@@ -29,6 +70,7 @@ class Output:
         self.dropped = 0
 
     def write(self, text: str) -> None:
+        text = escape_surrogates(text)
         size = _byte_len(text)
         room = self.limit - self.used
         if size <= room:
@@ -36,17 +78,13 @@ class Output:
             self.used += size
             return
         if room > 0:
-            kept = text.encode("utf-8", "replace")[:room].decode("utf-8", "ignore")
+            kept = cut(text, room)
             self.parts.append(kept)
             self.used = self.limit
             size -= _byte_len(kept)
         self.dropped += size
-        if self.limit + self.dropped > FLOOD_FACTOR * max(self.limit, 1):
-            raise stop(
-                "output-limit",
-                f"the snippet printed more than {FLOOD_FACTOR * self.limit} bytes "
-                f"(the cap is {self.limit}); print a summary or a slice, not whole data",
-            )
+        if is_flooding(self.limit, self.dropped):
+            raise stop("output-limit", flood_message(self.limit))
 
     def print(self, *args: object, sep: str | None = " ", end: str | None = "\n",
               file: object = None, flush: bool = False) -> None:
@@ -62,11 +100,10 @@ class Output:
         parts = [a if type(a) is str else str.__str__(str(a)) for a in args]
         self.write(str.join(str.__str__(sep), parts) + str.__str__(end))
 
-    def lines(self) -> list[str]:
+    def printed_lines(self) -> list[str]:
+        """What was kept, one entry per line (no marker)."""
         text = "".join(self.parts)
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        if self.dropped:
-            lines.append(TRUNCATION_MARKER.format(dropped=self.dropped))
         return lines

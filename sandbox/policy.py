@@ -24,6 +24,10 @@ What it removes, to cut the per-operation tax, and why that is safe here:
 - `print` is a plain builtin that writes to the run's log instead of RestrictedPython's
   `printed` collector.
 
+Every `raise X` is compiled as `raise _raise_(X)`, so the run can tell a `MemoryError` the
+snippet raised itself (an `exception`) from one the interpreter raised because memory ran out
+(`memory`); see `sandbox.execution.mark_raised`.
+
 Budget mode (the in-process backend, where no process can be killed) inserts `_tick_()` at the
 top of every loop body and function, so a runaway loop ends with a clean `timeout`.
 """
@@ -159,6 +163,11 @@ def _is_bare_super(node: ast.AST) -> bool:
         and not node.keywords
     )
 
+
+#: The one sentence for a snippet nested too deeply for the parser or compiler to handle.
+TOO_DEEP_TO_PARSE = "the snippet nests too deeply to parse; flatten the expression or split it up"
+#: Characters of a source line quoted in a syntax error.
+MAX_QUOTED_LINE = 160
 
 _RESERVED_NAMES = frozenset({"printed", "builtins", "breakpoint"})
 
@@ -348,6 +357,13 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_With(self, node: ast.With) -> ast.AST:
         return self.node_contents_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> ast.AST:
+        node = self.node_contents_visit(node)
+        if node.exc is not None:
+            call = ast.Call(func=ast.Name("_raise_", ast.Load()), args=[node.exc], keywords=[])
+            node.exc = _located(call, node.exc)
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         if isinstance(node.func, ast.Name) and node.func.id in ("exec", "eval", "compile"):
@@ -547,7 +563,11 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
         tree = ast.parse(source, filename=FILENAME, mode="exec")
     except SyntaxError as exc:
         raise PolicyError([_syntax_problem(exc, source)]) from None
-    except (RecursionError, MemoryError, ValueError) as exc:
+    except (RecursionError, MemoryError):
+        # CPython's parser reports a stack overflow (`-` * 30000 + `1`) as MemoryError, and
+        # building a very deep tree as RecursionError: either way the snippet is too deep.
+        raise PolicyError([Problem(None, TOO_DEEP_TO_PARSE)]) from None
+    except ValueError as exc:  # null bytes
         raise PolicyError([Problem(None, f"the snippet could not be parsed: {exc}")]) from None
     facts = _inspect(tree, limits.max_ast_depth, limits.max_ast_nodes)
     if facts.nodes > limits.max_ast_nodes:
@@ -605,7 +625,9 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
             return compile(module, FILENAME, "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise PolicyError([_syntax_problem(exc, source)]) from None
-    except (RecursionError, MemoryError, ValueError) as exc:
+    except (RecursionError, MemoryError):
+        raise PolicyError([Problem(None, TOO_DEEP_TO_PARSE)]) from None
+    except ValueError as exc:
         raise PolicyError([Problem(None, f"the snippet could not be compiled: {exc}")]) from None
 
 
@@ -615,8 +637,18 @@ def _syntax_problem(exc: SyntaxError, source: str) -> Problem:
     lines = source.splitlines()
     if line and 0 < line <= len(lines):
         src = lines[line - 1]
-        text += f"\n    {src.strip()}"
-        if exc.offset and exc.offset > 0:
-            indent = len(src) - len(src.lstrip())
-            text += "\n    " + " " * max(0, exc.offset - 1 - indent) + "^"
+        shown = src.strip()
+        caret = exc.offset - 1 - (len(src) - len(src.lstrip())) if exc.offset and exc.offset > 0 else None
+        if len(shown) > MAX_QUOTED_LINE:
+            # Quote a window around the error, not a whole 100 KiB line.
+            start = 0 if caret is None else max(0, min(caret - MAX_QUOTED_LINE // 2, len(shown) - MAX_QUOTED_LINE))
+            window = shown[start : start + MAX_QUOTED_LINE]
+            prefix = "..." if start else ""
+            suffix = "..." if start + MAX_QUOTED_LINE < len(shown) else ""
+            if caret is not None:
+                caret = caret - start + len(prefix)
+            shown = prefix + window + suffix
+        text += f"\n    {shown}"
+        if caret is not None:
+            text += "\n    " + " " * max(0, caret) + "^"
     return Problem(line, text)

@@ -2,17 +2,22 @@
 
 Only JSON crosses, in both directions, and the host treats every frame from a worker as hostile:
 `parse_frame` bounds the size, rejects NaN/Infinity tokens and non-object frames, and turns any
-malformation into `ProtocolError`.
+malformation into `ProtocolError`. A `\\udXXX` escape in JSON text decodes to a lone surrogate,
+which no UTF-8 text can hold: `parse_frame` escapes every such string again
+(`sandbox.jsonvalue.escape_surrogates`), so no frame ever hands one to its reader.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import select
 import socket
 import struct
 import time
 from typing import Any
+
+from .jsonvalue import escape_surrogates
 
 HEADER = struct.Struct(">I")
 #: How long the worker polls for an answer before it blocks.
@@ -25,6 +30,30 @@ class ProtocolError(Exception):
 
 class ChannelClosed(Exception):
     """The other end went away."""
+
+
+#: A JSON escape that may decode to a surrogate (a false match, such as an escaped backslash
+#: before "ud8", only costs the walk below).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _escape_strings(message: Any) -> Any:
+    """`message` with `escape_surrogates` applied to every string and key (an explicit stack:
+    a frame's nesting is the sender's choice)."""
+    root = [message]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        container, key = stack.pop()
+        value = container[key]
+        if type(value) is str:
+            container[key] = escape_surrogates(value)
+        elif type(value) is list:
+            stack.extend((value, i) for i in range(len(value)))
+        elif type(value) is dict:
+            fixed = {escape_surrogates(k): v for k, v in value.items()}
+            container[key] = fixed
+            stack.extend((fixed, k) for k in fixed)
+    return root[0]
 
 
 def _reject_constant(token: str) -> Any:
@@ -44,6 +73,8 @@ def parse_frame(data: bytes) -> dict[str, Any]:
         message = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except (ValueError, RecursionError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"malformed frame: {exc}") from None
+    if _SURROGATE_ESCAPE.search(data):
+        message = _escape_strings(message)
     if not isinstance(message, dict) or not isinstance(message.get("op"), str):
         raise ProtocolError("a frame must be a JSON object with an 'op'")
     return message

@@ -13,12 +13,18 @@ Errors are data, not exceptions: a snippet fault, a limit hit and a dead worker 
     invalid-result  the return value is not lossless JSON or too big   snippet author
     cancelled       the host cancelled the run                         host
     crashed         the worker process died                            host / sandbox
+
+Every `RunError` message is passed through `escape_surrogates` and cut after
+`MAX_ERROR_MESSAGE` characters when it is made, whoever made it, so an error always encodes as
+UTF-8 and stays readable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .jsonvalue import escape_surrogates
 
 ErrorKind = Literal[
     "syntax",
@@ -36,6 +42,16 @@ JailLevel = Literal["full", "weak", "none"]
 
 ERROR_KINDS: tuple[str, ...] = ErrorKind.__args__  # type: ignore[attr-defined]
 
+#: Characters an error message keeps (a model reads it; a traceback longer than this is noise).
+MAX_ERROR_MESSAGE = 16_000
+
+
+def cut_text(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and a note of how many more there were."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... ({len(text) - limit} more characters)"
+
 
 @dataclass(frozen=True, slots=True)
 class RunError:
@@ -43,6 +59,12 @@ class RunError:
 
     kind: ErrorKind
     message: str
+
+    def __post_init__(self) -> None:
+        if isinstance(self.message, str):
+            message = cut_text(escape_surrogates(self.message), MAX_ERROR_MESSAGE)
+            if message is not self.message:
+                object.__setattr__(self, "message", message)
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"

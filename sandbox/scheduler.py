@@ -166,6 +166,10 @@ class _Group:
         self.finished = False
 
 
+def call_limit_message(limit: int) -> str:
+    return f"the snippet made more than {limit} host calls; batch the work or narrow it"
+
+
 class Scheduler:
     """Runs snippet tasks until each is blocked; the driver does the waiting.
 
@@ -234,11 +238,10 @@ class Scheduler:
                 return
             self.issued.discard(request)
             if self.calls_issued >= self.max_calls:
-                raise stop(
-                    "call-limit",
-                    f"the snippet made more than {self.max_calls} host calls; "
-                    "batch the work or narrow it",
-                )
+                # The call that trips the limit joins the outbox: a worker shows it to the host,
+                # which counts calls itself and refuses it (no call of that batch runs).
+                self.outbox.append((self.calls_issued + 1, request))
+                raise stop("call-limit", call_limit_message(self.max_calls))
             self.calls_issued += 1
             self.waiting[self.calls_issued] = (task, request._name)
             self.outbox.append((self.calls_issued, request))

@@ -38,6 +38,7 @@ from .limits import Limits
 from .policy import PolicyError
 from .protocol import BlockingChannel, ChannelClosed, encode
 from .result import RunError, RunResult
+from .scheduler import CallRequest
 
 #: The channel's descriptor in a worker, right after stdio.
 CHANNEL_FD = 3
@@ -226,12 +227,55 @@ def _child_main(fd: int, ctrl_fd: int, jail: _Jail) -> None:
         os._exit(0)
     if message is None or message.get("op") != "run":
         os._exit(0)
-    result = _run(message, channel, baseline)
-    signal.setitimer(signal.ITIMER_REAL, 0)
     try:
-        channel.send(encode('{"op":"done","result":' + dumps(result.to_json()) + "}"))
+        channel.send(_done_frame(message, channel, baseline))
     except (OSError, ValueError):
         os._exit(1)
+    _linger(channel)
+
+
+def _done_frame(message: dict[str, Any], channel: BlockingChannel, baseline: int) -> bytes:
+    """Run the snippet and encode its `done` frame; nothing of the run outlives this call."""
+    result, execution = _run(message, channel, baseline)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    return encode('{"op":"done","result":' + dumps(_report(result, execution)) + "}")
+
+
+def _report(result: RunResult, execution: Execution | None) -> dict[str, Any]:
+    """The `done` payload. The worker sends what the snippet printed and the calls it never
+    awaited, not finished log lines: the host cuts the output to `max_output` and writes the
+    truncation marker and the warnings itself."""
+    printed: list[str] = []
+    dropped = more = 0
+    unawaited: list[tuple[int | None, str]] = []
+    if execution is not None:
+        printed, dropped = execution.output.printed_lines(), execution.output.dropped
+        unawaited, more = execution.unawaited()
+    error = result.error
+    return {
+        "value": result.value,
+        "logs": printed,
+        "dropped": dropped,
+        "unawaited": [list(item) for item in unawaited],
+        "more_unawaited": more,
+        "error": None if error is None else {"kind": error.kind, "message": error.message},
+    }
+
+
+def _linger(channel: BlockingChannel) -> None:
+    """Wait, idle, until the host kills this process or closes the channel: the host reads
+    this process's CPU time and limits from /proc to check the result first. The run's memory
+    is freed first, so a run that ended at the memory limit can still wait."""
+    gc.collect()
+    channel.sock.setblocking(True)
+    while True:
+        try:
+            if not channel.sock.recv(4096):  # late replies are dropped; b"" is the host closing
+                break
+        except MemoryError:
+            gc.collect()
+        except BaseException:
+            break
     os._exit(0)
 
 
@@ -281,7 +325,16 @@ def _depth() -> int:
     return depth
 
 
-def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int) -> RunResult:
+def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int
+         ) -> tuple[RunResult, Execution | None]:
+    """The run's result, and its `Execution` (None when none was built)."""
+    holder: list[Execution] = []
+    result = _run_into(message, channel, baseline, holder)
+    return result, holder[0] if holder else None
+
+
+def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
+              holder: list[Execution]) -> RunResult:
     try:
         limits = Limits.from_json(message["limits"])
         code = message["code"]
@@ -308,9 +361,13 @@ def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int) -> Ru
             execution = Execution(code, names, limits, namespace=namespace, docs=docs)
         except PolicyError as exc:
             return syntax_result(exc)
+        holder.append(execution)
         return _drive(execution, channel)
     except RunStopped as stopped:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        if stopped.kind == "call-limit" and execution is not None:
+            # The host believes no call-limit it did not count: show it the calls.
+            _send_calls(channel, execution.scheduler.take_outbox())
         return execution.failure(stopped.to_error()) if execution else RunResult(error=stopped.to_error())
     except MemoryError:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -325,6 +382,23 @@ def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int) -> Ru
         return execution.failure(error) if execution else RunResult(error=error)
 
 
+def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]]) -> None:
+    """One batch of call frames, its last one marked: the host starts a batch's calls only once
+    it has seen the whole batch."""
+    if not batch:
+        return
+    last = batch[-1][0]
+    channel.send(
+        b"".join(
+            encode(
+                f'{{"op":"call","id":{cid},"name":{dumps(req._name)},"a":{req._payload}'
+                + (',"last":true}' if cid == last else "}")
+            )
+            for cid, req in batch
+        )
+    )
+
+
 def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
     sched = execution.scheduler
     execution.start()
@@ -335,18 +409,7 @@ def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
             # Checking the value recurses once per nesting level: give the host code its room back.
             sys.setrecursionlimit(_depth() + RESULT_DEPTH_ROOM)
             return execution.result()
-        batch = sched.take_outbox()
-        if batch:
-            last = batch[-1][0]
-            channel.send(
-                b"".join(
-                    encode(
-                        f'{{"op":"call","id":{cid},"name":{dumps(req._name)},"a":{req._payload}'
-                        + (',"last":true}' if cid == last else "}")
-                    )
-                    for cid, req in batch
-                )
-            )
+        _send_calls(channel, sched.take_outbox())
         if sched.ready:
             continue
         deadline = sched.next_deadline()

@@ -7,6 +7,15 @@ worker: a spawn request is one `sendmsg` to the template, and everything else is
 
 Nothing here is bound to an event loop between runs, so one runtime can serve runs from
 successive `anyio.run` calls. Cancelling the task that awaits `run()` kills the worker.
+
+The host believes nothing a worker says without checking it (`_Session`): every frame is
+bounded in size and shape, the host cuts the output to `max_output` and writes the truncation
+marker and warnings itself, and an error kind is accepted only when it fits what the host saw:
+`timeout` needs the wall clock or the worker's CPU time (read from /proc before the kill) past
+the limit, `call-limit` is only the host's own count, `cancelled` the host's own cancel, and
+`memory` an address-space limit within the run's budget in force in the worker (the host
+cannot see an allocation fail; SECURITY.md says what that leaves). Anything else ends the run
+as `crashed`, with the host's own message and none of the worker's output.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
@@ -28,13 +38,15 @@ from typing import Any
 import anyio
 
 from .control import RunController, cancel_on, interruption
-from .execution import wall_time_message
-from .host import Bindings, invoke
+from .execution import cpu_time_message, memory_message, wall_time_message
+from .host import Bindings, escaped_inputs, invoke
 from .jail import JailError, JailStatus
-from .jsonvalue import dumps
+from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits
+from .output import MAX_AWAIT_WARNINGS, cut, flood_message, is_flooding, render_logs
 from .protocol import HEADER, ProtocolError, encode, parse_frame
-from .result import ERROR_KINDS, RunError, RunResult
+from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, RunError, RunResult
+from .scheduler import call_limit_message
 
 #: Extra wall time the host allows before killing a worker whose own timer did not end it
 #: (a long C call such as catastrophic regex backtracking cannot be interrupted from inside).
@@ -43,6 +55,17 @@ KILL_GRACE = 0.5
 SPAWN_TIMEOUT = 10.0
 #: Slack for the JSON envelope around a frame's payload.
 FRAME_SLACK = 64 * 1024
+#: Bytes of a call frame around its arguments (`{"op":"call","id":N,"name":...,"a":...}`).
+CALL_ENVELOPE = 64
+#: An honest worker's kept output is within this many bytes of `max_output` once it drops any:
+#: up to 3 bytes of a character cut at the cap, and the final newline.
+FULL_OUTPUT_SLACK = 4
+#: Clock slack when checking a reported timeout: /proc counts CPU time in 10 ms ticks.
+WALL_SLACK = 0.005
+CPU_SLACK = 0.05
+#: Largest count (dropped bytes, calls never awaited, call id) a worker may report.
+MAX_COUNT = 1 << 53
+_RESULT_FIELDS = frozenset({"value", "logs", "dropped", "unawaited", "more_unawaited", "error"})
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[2]); "
@@ -141,14 +164,15 @@ class _Template:
 
 
 class _Worker:
-    """One forked worker: the host end of its channel and, once read, its pid and the jail
-    layers the template gave it."""
+    """One forked worker: the host end of its channel, the pid of the template that forked it
+    and, once read, its own pid and the jail layers the template gave it."""
 
-    __slots__ = ("sock", "pid", "jail")
+    __slots__ = ("sock", "pid", "parent", "jail")
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, parent: int | None = None) -> None:
         self.sock = sock
         self.pid: int | None = None
+        self.parent = parent
         self.jail: JailStatus | None = None
 
     def kill(self) -> None:
@@ -201,7 +225,7 @@ class WorkerRuntime:
             self._template.spawn(worker_end)
         finally:
             worker_end.close()
-        return _Worker(host_end)
+        return _Worker(host_end, self._template.process.pid)
 
     def start(self) -> None:
         """Start the template and fill the pool now instead of on the first run."""
@@ -302,10 +326,12 @@ class WorkerRuntime:
         docs: Mapping[str, str] | None = None,
         controller: RunController | None = None,
     ) -> RunResult:
+        code, bindings, docs = escaped_inputs(code, bindings, docs)
         worker = self._acquire()
         stream = _HostChannel(worker.sock)
         try:
-            session = _Session(stream, bindings, limits, controller)
+            session = _Session(stream, bindings, limits, controller, namespace=namespace,
+                               source_lines=code.count("\n") + 1)
             if worker.pid is None:
                 with anyio.move_on_after(SPAWN_TIMEOUT):
                     worker.pid, worker.jail = _pid_frame(await session._frame())
@@ -314,6 +340,7 @@ class WorkerRuntime:
             if not worker.jail.full and not self.allow_weak_jail:
                 raise JailError(worker.jail.refusal())
             jail = "full" if worker.jail.full else "weak"
+            session.begin(worker.pid, worker.parent)
             return replace(await self._run(session, stream, code, bindings, limits,
                                            namespace, docs, controller), jail=jail)
         finally:
@@ -351,19 +378,38 @@ class WorkerRuntime:
 
 
 class _Session:
-    """The host's half of one run's conversation with its worker."""
+    """The host's half of one run's conversation with its worker. Every frame is hostile input,
+    even when its shape is right (see the module docstring)."""
 
     def __init__(self, stream: _HostChannel, bindings: Bindings, limits: Limits,
-                 controller: RunController | None = None) -> None:
+                 controller: RunController | None = None, *, namespace: str = "tools",
+                 source_lines: int | None = None) -> None:
         self.stream = stream
         self.controller = controller
         self.buffer = bytearray()
         self.bindings = bindings
         self.limits = limits
+        self.namespace = namespace
+        self.source_lines = source_lines
         self.calls = 0
         self.in_flight = 0
-        self.max_frame = max(limits.max_call_bytes, limits.max_result + 8 * limits.max_output) + FRAME_SLACK
+        self.max_frame = (
+            max(limits.max_call_bytes, limits.max_result + 8 * limits.max_output + 6 * MAX_ERROR_MESSAGE)
+            + FRAME_SLACK
+        )
+        self.frame_size = 0
         self.send_lock = anyio.Lock()
+        self.pid: int | None = None
+        self.parent: int | None = None
+        self.started = time.monotonic()
+        self.cpu_at_start: float | None = None
+
+    def begin(self, pid: int, parent: int | None) -> None:
+        """Note the worker and the moment its run starts, with the CPU time it had used by then:
+        the evidence a reported timeout is checked against."""
+        self.pid, self.parent = pid, parent
+        self.cpu_at_start = _cpu_seconds(pid, parent)
+        self.started = time.monotonic()
 
     async def _frame(self) -> dict[str, Any] | None:
         """The next frame, or None when the worker is gone. One receive usually brings a whole
@@ -377,6 +423,7 @@ class _Session:
                 if len(buf) >= 4 + size:
                     data = bytes(buf[4 : 4 + size])
                     del buf[: 4 + size]
+                    self.frame_size = size
                     return parse_frame(data)
             chunk = await self.stream.receive()
             if not chunk:
@@ -389,15 +436,15 @@ class _Session:
         is hostile input: any fault in handling it ends the run as `crashed`, never raises."""
         try:
             return await self._serve(tg)
+        except ProtocolError as exc:
+            return RunResult(error=RunError("crashed", f"the worker broke the protocol: {exc}"))
         except Exception as exc:
             return RunResult(error=RunError("crashed", f"the worker broke the protocol ({type(exc).__name__})"))
 
     async def _serve(self, tg: anyio.abc.TaskGroup) -> RunResult:
+        batch: list[dict[str, Any]] = []
         while True:
-            try:
-                frame = await self._frame()
-            except ProtocolError as exc:
-                return RunResult(error=RunError("crashed", f"the worker broke the protocol: {exc}"))
+            frame = await self._frame()
             if frame is None:
                 return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
             if self.controller is not None and self.controller.cancelled:
@@ -407,39 +454,49 @@ class _Session:
                 problem = self._check_call(frame)
                 if problem:
                     return RunResult(error=RunError(*problem))
-                if frame.get("last") is True and self.in_flight == 0:
+                batch.append(frame)
+                if frame.get("last") is not True:
+                    continue  # a batch starts whole or not at all (past max_calls: not at all)
+                if len(batch) == 1 and self.in_flight == 0:
                     # A batch of one call, and nothing else outstanding: the worker waits for
                     # exactly this answer, so give it inline, with no task to start.
                     self.in_flight += 1
+                    batch.clear()
                     await self._answer(frame)
-                else:
+                    continue
+                for queued in batch:
                     # Counted when queued, not when started, so a batch's last call can never
                     # overtake the earlier ones: calls start in the order the snippet made them.
                     self.in_flight += 1
-                    tg.start_soon(self._answer, frame)
+                    tg.start_soon(self._answer, queued)
+                batch.clear()
             elif op == "done":
-                try:
-                    return _checked_result(frame.get("result"))
-                except ProtocolError as exc:
-                    return RunResult(error=RunError("crashed", f"the worker broke the protocol: {exc}"))
+                return self._checked_result(frame.get("result"))
             else:
                 return RunResult(error=RunError("crashed", f"the worker sent an unknown frame '{op}'"))
 
     def _check_call(self, frame: dict[str, Any]) -> tuple[str, str] | None:
         self.calls += 1
         if self.calls > self.limits.max_calls:
-            return ("call-limit", f"the snippet made more than {self.limits.max_calls} host calls; batch the work or narrow it")
+            return ("call-limit", call_limit_message(self.limits.max_calls))
         a = frame.get("a")
+        name = frame.get("name")
+        call_id = frame.get("id")
         if (
-            type(frame.get("id")) is not int
-            or type(frame.get("name")) is not str
-            or frame["name"] not in self.bindings
+            type(call_id) is not int
+            or not 0 <= call_id < MAX_COUNT
+            or type(name) is not str
+            or name not in self.bindings
+            or frame.get("last", True) is not True
             or not isinstance(a, list)
             or len(a) != 2
             or not isinstance(a[0], list)
             or not isinstance(a[1], dict)
         ):
             return ("crashed", "the worker broke the protocol: malformed call")
+        # The frame carries the arguments' JSON verbatim: bound them without re-encoding.
+        if self.frame_size > self.limits.max_call_bytes + CALL_ENVELOPE + 6 * len(name.encode("utf-8")):
+            return ("crashed", "the worker broke the protocol: call arguments exceed max_call_bytes")
         return None
 
     async def _answer(self, frame: dict[str, Any]) -> None:
@@ -456,6 +513,160 @@ class _Session:
                 await self.stream.send(data)
             except OSError:
                 pass  # the worker is gone; the reader reports it
+
+    # -- the result ---------------------------------------------------------------------------
+    def _checked_result(self, data: Any) -> RunResult:
+        """A worker's `done` payload, validated as hostile input; `ProtocolError` if it lies."""
+        if not isinstance(data, dict):
+            raise ProtocolError("result is not an object")
+        if not data.keys() <= _RESULT_FIELDS:
+            raise ProtocolError("the result has fields the host does not know")
+        logs = data.get("logs")
+        if not isinstance(logs, list) or not all(type(line) is str for line in logs):
+            raise ProtocolError("logs must be a list of strings")
+        dropped = data.get("dropped", 0)
+        if not _is_count(dropped):
+            raise ProtocolError("malformed count of dropped output")
+        printed, cut_bytes, full = self._bounded_output(logs)
+        if dropped and not full:
+            raise ProtocolError("it reported dropped output while its output was not full")
+        unawaited, more = self._checked_unawaited(data.get("unawaited", []), data.get("more_unawaited", 0))
+        error = data.get("error")
+        value = data.get("value")
+        if error is not None:
+            if (
+                not isinstance(error, dict)
+                or error.keys() != {"kind", "message"}
+                or error["kind"] not in ERROR_KINDS
+                or type(error["message"]) is not str
+            ):
+                raise ProtocolError("malformed error")
+            if len(error["message"]) > MAX_ERROR_MESSAGE:
+                raise ProtocolError(f"an error message longer than {MAX_ERROR_MESSAGE} characters")
+            if value is not None:
+                raise ProtocolError("a failed run has no value")
+            checked = self._verified(error["kind"], error["message"], full, dropped)
+            logs = render_logs(printed, dropped + cut_bytes, unawaited, more, self.namespace)
+            return RunResult(value=None, logs=logs, error=checked)
+        try:
+            plain = to_json_value(value, "$")
+        except (NotJSONError, RecursionError):
+            raise ProtocolError("the value is not lossless JSON") from None
+        if plain is not None and len(dumps(plain).encode("utf-8")) > self.limits.max_result:
+            raise ProtocolError(f"a value larger than max_result ({self.limits.max_result} bytes)")
+        logs = render_logs(printed, dropped + cut_bytes, unawaited, more, self.namespace)
+        return RunResult(value=plain, logs=logs)
+
+    def _bounded_output(self, logs: list[str]) -> tuple[list[str], int, bool]:
+        """The printed lines, cut to `max_output` bytes by the host itself: (lines, bytes cut,
+        whether the worker's output reached the cap)."""
+        if not logs:
+            return [], 0, self.limits.max_output <= FULL_OUTPUT_SLACK
+        limit = self.limits.max_output
+        text = "\n".join(logs)
+        size = len(text.encode("utf-8"))  # parse_frame escaped any surrogate
+        full = size >= limit - FULL_OUTPUT_SLACK
+        if size <= limit:
+            return text.split("\n"), 0, full
+        kept = cut(text, limit)
+        return (kept.split("\n") if kept else []), size - len(kept.encode("utf-8")), full
+
+    def _checked_unawaited(self, unawaited: Any, more: Any) -> tuple[list[tuple[int | None, str]], int]:
+        if not isinstance(unawaited, list) or len(unawaited) > MAX_AWAIT_WARNINGS or not _is_count(more):
+            raise ProtocolError("malformed list of calls never awaited")
+        if more and len(unawaited) < MAX_AWAIT_WARNINGS:
+            raise ProtocolError("malformed list of calls never awaited")
+        checked: list[tuple[int | None, str]] = []
+        for item in unawaited:
+            if not isinstance(item, list) or len(item) != 2:
+                raise ProtocolError("malformed list of calls never awaited")
+            line, name = item
+            if line is not None and not (
+                type(line) is int and 0 < line <= (self.source_lines or MAX_COUNT)
+            ):
+                raise ProtocolError("malformed list of calls never awaited")
+            if type(name) is not str or name not in self.bindings:
+                raise ProtocolError("malformed list of calls never awaited")
+            checked.append((line, name))
+        return checked, more
+
+    def _verified(self, kind: str, message: str, full: bool, dropped: int) -> RunError:
+        """The worker's error if its kind fits what the host saw, with the host's own message
+        for the kinds the host can check; `ProtocolError` otherwise."""
+        limits = self.limits
+        if kind == "timeout":
+            seen = []
+            if time.monotonic() - self.started >= limits.wall_time - WALL_SLACK:
+                seen.append(wall_time_message(limits.wall_time))
+            cpu = self._cpu_used()
+            if cpu is not None and cpu >= limits.cpu_time - CPU_SLACK:
+                seen.append(cpu_time_message(limits.cpu_time))
+            if seen:
+                return RunError("timeout", message if message in seen else seen[0])
+        elif kind == "memory":
+            if self.pid is not None and _address_space_capped(self.pid, self.parent, limits.memory):
+                return RunError("memory", memory_message(limits.memory))
+        elif kind == "call-limit":
+            pass  # only ever the host's own verdict: an honest worker shows the host the call
+            # that trips the limit, and the host ends the run on counting it
+        elif kind == "cancelled":
+            if self.controller is not None and self.controller.cancelled:
+                return interruption(self.controller, False, "", "")
+        elif kind == "output-limit":
+            if full and is_flooding(limits.max_output, dropped):
+                return RunError("output-limit", flood_message(limits.max_output))
+        else:  # syntax, exception, invalid-result, crashed: the snippet's own account
+            return RunError(kind, message)  # type: ignore[arg-type]
+        raise ProtocolError(f"it reported '{kind}', which the host did not see happen")
+
+    def _cpu_used(self) -> float | None:
+        """CPU seconds the worker has used since its run started, read from /proc."""
+        if self.pid is None or self.cpu_at_start is None:
+            return None
+        now = _cpu_seconds(self.pid, self.parent)
+        return None if now is None else now - self.cpu_at_start
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and 0 <= value < MAX_COUNT
+
+
+def _proc_fields(pid: int, parent: int | None) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name, if `pid` is alive and a child of
+    `parent` (so a reused pid never lends its numbers to a run)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if parent is not None and int(fields[1]) != parent:
+            return None
+        return fields
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _cpu_seconds(pid: int, parent: int | None) -> float | None:
+    fields = _proc_fields(pid, parent)
+    if fields is None:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _address_space_capped(pid: int, parent: int | None, memory: int) -> bool:
+    """Whether the worker runs under an address-space limit no higher than its peak size plus
+    the run's memory budget (the worker sets its baseline plus `memory`)."""
+    if _proc_fields(pid, parent) is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/limits") as f:
+            limit_line = next(line for line in f if line.startswith("Max address space"))
+        with open(f"/proc/{pid}/status") as f:
+            peak_line = next(line for line in f if line.startswith("VmPeak:"))
+        soft = limit_line.split()[3]
+        peak = int(peak_line.split()[1]) * 1024
+    except (OSError, StopIteration, IndexError, ValueError):
+        return False
+    return soft.isdigit() and int(soft) <= peak + memory
 
 
 def _pid_frame(frame: dict[str, Any] | None) -> tuple[int | None, JailStatus | None]:
@@ -481,22 +692,3 @@ def _read_frame_blocking(sock: socket.socket) -> dict[str, Any]:
         buf += chunk
     (size,) = HEADER.unpack_from(buf)
     return parse_frame(bytes(buf[4 : 4 + size]))
-
-
-def _checked_result(data: Any) -> RunResult:
-    """A worker's `done` payload, validated as hostile input."""
-    if not isinstance(data, dict):
-        raise ProtocolError("result is not an object")
-    logs = data.get("logs")
-    if not isinstance(logs, list) or not all(isinstance(line, str) for line in logs):
-        raise ProtocolError("logs must be a list of strings")
-    error = data.get("error")
-    if error is not None:
-        if (
-            not isinstance(error, dict)
-            or error.get("kind") not in ERROR_KINDS
-            or not isinstance(error.get("message"), str)
-        ):
-            raise ProtocolError("malformed error")
-        return RunResult(value=None, logs=logs, error=RunError(error["kind"], error["message"]))
-    return RunResult(value=data.get("value"), logs=logs)

@@ -3,6 +3,8 @@
 Only what is decidable from the text is reported; anything else passes, because a false alarm
 blocks a valid run while a miss costs only a runtime error the sandbox reports anyway. A
 snippet that doesn't parse yields no diagnostics: the sandbox reports syntax errors itself.
+That includes a snippet nested too deeply for the parser (CPython raises MemoryError or
+RecursionError for `-` * 30000 + `1`): `check` never raises for anything in the snippet.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._names import RESERVED_METHODS
+from ._names import AWAITED_HELPERS, RESERVED_METHODS
 from ._schema import object_schema_at_root, resolve_pointer
 from ._sdk import SDK
 
@@ -54,7 +56,7 @@ def check(snippet: str, sdk: SDK) -> list[Diagnostic]:
         tree = compile(
             snippet, "<snippet>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         )
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
     if sdk.namespace not in snippet:
         return []
@@ -144,7 +146,15 @@ class _Checker:
             calls = [value.elt]
         for call in calls:
             target = self._tool_target(call)
-            if target is None or (target[1] and target[0] in RESERVED_METHODS):
+            if target is None:
+                continue
+            if target[1] and target[0] in RESERVED_METHODS:
+                if target[0] in AWAITED_HELPERS:
+                    self._report(
+                        call,
+                        "not-awaited",
+                        f"{self.ns}.{target[0]}() is never awaited; write `await {self.ns}.{target[0]}(...)`",
+                    )
                 continue
             method = self.sdk.resolve(target[0])
             if method is not None:

@@ -13,10 +13,12 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-__all__ = ["RESERVED_METHODS", "is_keyword_name", "map_names", "sanitize_name"]
+__all__ = ["AWAITED_HELPERS", "RESERVED_METHODS", "is_keyword_name", "map_names", "sanitize_name"]
 
 #: Helpers the bridge puts on the namespace; a tool named like one gets another method name.
-RESERVED_METHODS = frozenset({"describe", "list"})
+RESERVED_METHODS = frozenset({"describe", "list", "search"})
+#: The helpers that are host calls, so a snippet must await them like a tool.
+AWAITED_HELPERS = frozenset({"search"})
 
 _INVALID_RUN = re.compile(r"[^0-9A-Za-z_]+")
 

@@ -25,6 +25,7 @@ from ._render import (
     render_full,
     render_method,
     render_type,
+    summary,
 )
 from ._schema import _RESERVED_CLASSES, ClassTable, ToolConverter, degraded_method, pascal
 from ._tree import ArgsDecl, ClassDecl, MethodDecl, rename_refs
@@ -95,6 +96,13 @@ class SDK:
         if name in self.method_names:
             return name
         return self.wire_names.get(name)
+
+    def summary(self, name: str) -> str:
+        """One tool's one-line summary, as the compact index shows it (KeyError as `describe`)."""
+        self.describe(name)
+        method = self.resolve(name)
+        description = self.specs[self.method_names[method]].description  # type: ignore[index]
+        return summary(description if isinstance(description, str) else "")
 
     def describe(self, name: str) -> str:
         """One tool's full text (types it uses, then its signature and docstring).

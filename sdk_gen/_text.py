@@ -29,7 +29,8 @@ NO_IMPORTS = "none"
 
 #: Appended in compact mode, before the one-line index.
 COMPACT_HEADER = """\
-There are {count} tools, listed below with a one-line summary. Before calling one, see its signature and types with `print({ns}.describe("name"))`; `{ns}.list()` returns all names."""
+There are {count} tools, listed below with a one-line summary. Before calling one, see its signature and types with `print({ns}.describe("name"))`; `{ns}.list()` returns all names.
+Find tools by topic with `await {ns}.search("what you need")`: the best matches, each with its signature."""
 
 HEADER = """\
 from typing import Any, Literal, NotRequired, Protocol, TypedDict"""

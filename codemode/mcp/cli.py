@@ -1,7 +1,8 @@
 """CLI hooks: ``--mcp-config FILE`` for every command, and ``codemode mcp serve``.
 
     codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
-                       [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N]
+                       [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N] [--event-log FILE.jsonl]
+                       [--sdk full|compact|auto]
                        [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
 
 ``codemode/cli.py`` wires these in; ``python -m codemode.mcp serve ...`` runs the same command
@@ -32,7 +33,13 @@ from .config import (
     UpstreamLimits,
     load_config,
 )
-from .options import LOOPBACK, add_mcp_config_option, add_mcp_parser, parse_http
+from .options import (
+    add_mcp_config_option,
+    add_mcp_parser,
+    is_loopback,
+    parse_http,
+    server_event_log,
+)
 from .provider import McpProvider
 from .server import build_server, serve_http, serve_stdio
 
@@ -105,7 +112,7 @@ async def load_mcp_tools(
         await provider.aclose()
         raise
     if stderr is not None:
-        for message in provider.failures.values():
+        for message in [*provider.failures.values(), *provider.hidden.values()]:
             stderr.write(WARNING.format(message=message))
     return provider
 
@@ -151,7 +158,7 @@ def with_mcp_tools(args: argparse.Namespace, registry: Registry, fn: Callable[[]
 
 
 def _default_registry(args: argparse.Namespace) -> Registry:
-    registry = Registry(mode="code")
+    registry = Registry(mode="code", log=server_event_log(args.event_log))
     if args.tools:
         for spec in args.tools:
             registry.load_plugin(spec)
@@ -176,12 +183,12 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
             max_parallel_sub_calls=args.max_parallel,
             backend=backend,
         )
-        server = build_server(mode, max_concurrent=args.max_concurrent)
+        server = build_server(mode, max_concurrent=args.max_concurrent, sdk=getattr(args, "sdk", "auto"))
         if address is None:
             await serve_stdio(server)
             return
         host, port = address
-        if host not in (LOOPBACK, "localhost", "::1"):
+        if not is_loopback(host):
             stderr.write(NOT_LOOPBACK.format(host=host))
         async with anyio.create_task_group() as tg:
             bound = await tg.start(serve_http, server, host, port)
@@ -206,9 +213,22 @@ def mcp_serve_main(
     except (CodemodeError, ValueError, OSError, sandbox.JailError) as exc:
         err.write(f"codemode: error: {exc}\n")
         return EXIT_USAGE
+    except BaseExceptionGroup as group:  # raised inside a task group, such as a busy port
+        only = _only_error(group)
+        if not isinstance(only, (CodemodeError, ValueError, OSError)):
+            raise
+        err.write(f"codemode: error: {only}\n")
+        return EXIT_USAGE
     except KeyboardInterrupt:
         pass
     return EXIT_OK
+
+
+def _only_error(error: BaseException) -> BaseException:
+    """The one exception inside nested single-member exception groups (else the group)."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
 
 
 def main(argv: Sequence[str] | None = None) -> int:

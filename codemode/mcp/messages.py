@@ -33,6 +33,8 @@ UPSTREAM_ERROR_EMPTY = "{name} failed on MCP server '{server}' without saying wh
 UPSTREAM_INVALID = "MCP server '{server}' returned an invalid result for {name}: {detail}"
 UPSTREAM_CLOSED = "MCP server '{server}' is closed (codemode is shutting down); {name} was not called."
 UNSUPPORTED_BLOCK = "[unsupported MCP content: {type}]"
+TOOL_HIDDEN = "MCP tool '{tool}' of server '{server}' is hidden: {reason}."
+REASON_NEEDS_TASKS = "it requires task-augmented execution, which codemode does not offer"
 
 # --- start reasons (short, no paths) ---------------------------------------------------------------
 
@@ -45,14 +47,10 @@ REASON_HTTP = "the HTTP endpoint did not answer as an MCP server"
 
 SERVER_INSTRUCTIONS = (
     "Call run_code with a short async Python program; inside it, every tool in the SDK is an "
-    "async method of `tools`. Only what the program prints and returns comes back."
+    "async method of `tools`. Only what the program prints and returns comes back. To look "
+    "before writing code, search_tools finds tools by topic and get_tool_sdk shows their "
+    "signatures."
 )
-RUN_CODE_MCP_DESCRIPTION = """\
-Run a short async Python program that calls the tools below as `await tools.name(...)`. Only \
-what it prints and returns comes back to you: aggregate inside the program and print a short \
-summary.
-
-{sdk}"""
 SDK_RESOURCE_NAME = "codemode-sdk"
 SDK_RESOURCE_TITLE = "Code Mode SDK"
 SDK_RESOURCE_DESCRIPTION = "The typed Python SDK run_code programs are written against."
@@ -60,3 +58,22 @@ SDK_PROMPT_NAME = "codemode"
 SDK_PROMPT_DESCRIPTION = "Instructions and the SDK for acting through run_code."
 UNKNOWN_RESOURCE = "Unknown resource {uri!r}; this server has {known}."
 UNKNOWN_PROMPT = "Unknown prompt {name!r}; this server has {known}."
+RUN_PROGRESS = "{started} sub-calls started, {finished} finished; {seconds:.1f} s"
+
+# --- discovery tools and the budgeted run_code description ----------------------------------------
+
+RUN_CODE_MCP_LEAD = (
+    "Run a short async Python program that calls tools as `await tools.name(...)`. Only what it "
+    "prints and returns comes back to you: aggregate inside the program and print a short summary."
+)
+SEARCH_TOOLS_DESCRIPTION = (
+    "Find the tools a run_code program can call: the best matches for a query (names, "
+    "descriptions and argument names), each with its Python signature and types."
+)
+SEARCH_QUERY = "What you need, in a few words (e.g. 'create a github issue')."
+SEARCH_LIMIT = "How many tools to return (1-50)."
+GET_TOOL_SDK_DESCRIPTION = (
+    "The Python signature, types and docstring of named tools, as a run_code program calls them."
+)
+GET_TOOL_SDK_NAMES = "Tool names, as in the run_code description or search_tools."
+NO_MATCHES = "No tool matches {query!r}; try other words, or run_code with `print(tools.list())`."

@@ -7,15 +7,52 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 from collections.abc import Callable
 from typing import Any
 
+from ..events import EventLog, JsonlEventLog, MemoryEventLog
 from .config import DEFAULT_UPSTREAM_LIMITS
 
-__all__ = ["DEFAULT_MAX_CONCURRENT", "LOOPBACK", "add_mcp_config_option", "add_mcp_parser", "parse_http"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENT",
+    "LOOPBACK",
+    "SERVER_LOG_MAX_BYTES",
+    "SERVER_LOG_MAX_EVENTS",
+    "add_mcp_config_option",
+    "add_mcp_parser",
+    "is_loopback",
+    "parse_http",
+    "server_event_log",
+]
 
 DEFAULT_MAX_CONCURRENT = 4
 LOOPBACK = "127.0.0.1"
+#: ``mcp serve`` keeps its events in a ring buffer of at most this many events and bytes
+#: (``--event-log FILE.jsonl`` keeps every event on disk instead), so it can run for weeks.
+SERVER_LOG_MAX_EVENTS = 10_000
+SERVER_LOG_MAX_BYTES = 16 * 1024 * 1024
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only: ``localhost``, 127.0.0.0/8, ``::1`` (and
+    IPv4-mapped loopback)."""
+    if host.casefold() == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def server_event_log(path: str | None) -> EventLog:
+    """The event log of ``mcp serve``: every event in ``path`` (JSON lines), or a bounded ring."""
+    if path:
+        return JsonlEventLog(path)
+    return MemoryEventLog(max_events=SERVER_LOG_MAX_EVENTS, max_bytes=SERVER_LOG_MAX_BYTES)
 
 
 def add_mcp_config_option(parser: argparse.ArgumentParser) -> None:
@@ -55,8 +92,13 @@ def add_mcp_parser(
     if not any("--mcp-config" in a.option_strings for a in serve._actions):
         add_mcp_config_option(serve)
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio (host default 127.0.0.1)")
+    serve.add_argument("--event-log", metavar="FILE.jsonl",
+                       help="append every event to this file (default: the newest events in a bounded memory ring)")
     serve.add_argument("--max-concurrent", type=int, default=DEFAULT_MAX_CONCURRENT, metavar="N",
                        help=f"run_code calls run at once (default {DEFAULT_MAX_CONCURRENT})")
+    serve.add_argument("--sdk", choices=("full", "compact", "auto"), default="auto",
+                       help="what the run_code description carries: the whole SDK, the 2 KB discovery text, "
+                            "or the SDK when it fits 2 KB (auto, the default)")
     from ..cli import add_run_options
 
     add_run_options(serve)

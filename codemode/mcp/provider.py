@@ -25,7 +25,7 @@ from ..hooks import Handle
 from ..registry import Registry
 from . import messages as m
 from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
-from .tools import namespace_names, tool_definition
+from .tools import missing_capability, namespace_names, tool_definition
 from .upstream import UpstreamError, UpstreamServer
 
 __all__ = ["McpProvider"]
@@ -38,7 +38,9 @@ class McpProvider:
 
     After ``load()``: ``definitions`` (sorted by name), ``upstream`` (registry name ->
     ``(server, upstream tool name)``), ``failures`` (server -> why it has no tools; a tool whose
-    schemas the registry refuses is listed under ``"<server>/<tool>"``) and ``servers``.
+    schemas the registry refuses is listed under ``"<server>/<tool>"``), ``hidden``
+    (``"<server>/<tool>"`` -> the one line saying which capability it needs that codemode
+    lacks) and ``servers``.
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class McpProvider:
         self.definitions: list[ToolDefinition] = []
         self.upstream: dict[str, tuple[str, str]] = {}
         self.failures: dict[str, str] = {}
+        self.hidden: dict[str, str] = {}
         self._tg: TaskGroup | None = None
         self._handles: list[Handle] = []
         self._loaded = False
@@ -126,6 +129,17 @@ class McpProvider:
         async with anyio.create_task_group() as tg:
             for server in self.servers.values():
                 tg.start_soon(list_one, server)
+        for server_name, tools in listed.items():
+            usable = []
+            for tool in tools:
+                reason = missing_capability(tool)
+                if reason is None:
+                    usable.append(tool)
+                    continue
+                self.hidden[f"{server_name}/{tool.name}"] = m.TOOL_HIDDEN.format(
+                    tool=tool.name, server=server_name, reason=reason
+                )
+            listed[server_name] = usable
         pairs = [(s, t.name) for s, tools in listed.items() for t in tools]
         names = namespace_names(pairs, taken)
         definitions: list[ToolDefinition] = []

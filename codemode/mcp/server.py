@@ -1,4 +1,5 @@
-"""codemode as an MCP server: one tool, ``run_code``, whose description carries the SDK.
+"""codemode as an MCP server: ``run_code``, whose description carries the SDK (or, past 2,048
+characters, how to find tools), plus ``search_tools`` and ``get_tool_sdk``.
 
 Any MCP client (Claude Desktop, Claude Code, an IDE) then gets Code Mode over every tool loaded
 into the registry, MCP servers included. The SDK is also served as a resource
@@ -15,20 +16,27 @@ from __future__ import annotations
 
 import itertools
 import logging
+import socket
+from functools import partial
 from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
 from anyio.abc import TaskStatus
 from mcp.server import Server
+from mcp.server.lowlevel.server import NotificationOptions
 
 from .. import messages as cm
 from ..agent import CallOutcome
 from ..bridge import RUN_CODE
 from ..calls import ToolCall
+from ..discovery import DESCRIPTION_BUDGET, SDK_MODES, SdkMode, budgeted_text
 from ..frozen import thaw
 from . import messages as m
-from .options import DEFAULT_MAX_CONCURRENT
+from .catalog import CATALOG_TOOLS, call_catalog_tool, catalog_tools
+from .notify import ToolListNotifier
+from .options import DEFAULT_MAX_CONCURRENT, is_loopback
+from .progress import with_progress
 from .tools import to_mcp_content
 
 __all__ = ["DEFAULT_MAX_CONCURRENT", "SDK_URI", "CodeModeLike", "build_server", "serve_http", "serve_stdio"]
@@ -48,11 +56,12 @@ class CodeModeLike(Protocol):
 
     def sdk(self, agent: str | None = None) -> Any: ...
 
-    async def handle(self, tool_call: ToolCall, *, agent: str | None = None) -> CallOutcome: ...
+    async def handle(self, tool_call: ToolCall, *, agent: str | None = None, on_sub_call: Any = None) -> CallOutcome: ...
 
 
-def _description(code_mode: CodeModeLike, agent: str | None) -> str:
-    return m.RUN_CODE_MCP_DESCRIPTION.format(sdk=code_mode.sdk(agent).text)
+def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto") -> str:
+    """The ``run_code`` description: within 2,048 characters unless ``sdk`` is ``full``."""
+    return budgeted_text(code_mode.sdk(agent), lead=m.RUN_CODE_MCP_LEAD, budget=DESCRIPTION_BUDGET, mode=sdk)
 
 
 def _prompt(code_mode: CodeModeLike, agent: str | None) -> str:
@@ -72,33 +81,53 @@ def build_server(
     agent: str | None = None,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     name: str = SERVER_NAME,
+    sdk: SdkMode = "auto",
+    discovery_tools: bool = True,
 ) -> Server[Any]:
     """The low-level MCP ``Server`` offering ``code_mode`` to ``agent``'s view of the registry.
 
-    Raises ``ValueError`` for ``max_concurrent < 1`` or a registry without ``run_code``.
+    ``sdk`` chooses what the ``run_code`` description carries: ``auto`` (the whole SDK when it
+    fits 2,048 characters, else the discovery text), ``compact`` (always the discovery text)
+    or ``full`` (always the whole SDK). ``discovery_tools`` adds ``search_tools`` and
+    ``get_tool_sdk``. A client that sends a progress token gets progress during a run, and
+    every client hears ``tools/list_changed`` when the registry's tool set changes.
+    Raises ``ValueError`` for ``max_concurrent < 1``, an unknown ``sdk`` or a registry
+    without ``run_code``.
     """
     if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 1:
         raise ValueError(f"max_concurrent must be an int >= 1, got {max_concurrent!r}")
+    if sdk not in SDK_MODES:
+        raise ValueError(f"sdk must be one of {', '.join(SDK_MODES)}, got {sdk!r}")
     schema = _run_code_schema(code_mode, agent)
     limiter = anyio.CapacityLimiter(max_concurrent)
     numbers = itertools.count(1)
+    changes = ToolListNotifier(code_mode.registry)
+    offered = (RUN_CODE, *CATALOG_TOOLS) if discovery_tools else (RUN_CODE,)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        changes.seen(ctx.session)
         tool = types.Tool(
             name=RUN_CODE,
-            description=_description(code_mode, agent),
+            description=_description(code_mode, agent, sdk),
             input_schema=schema,
             annotations=types.ToolAnnotations(title="Run code", open_world_hint=True),
         )
-        return types.ListToolsResult(tools=[tool])
+        return types.ListToolsResult(tools=[tool, *(catalog_tools() if discovery_tools else ())])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        changes.seen(ctx.session)
         call = ToolCall(f"mcp-{next(numbers)}", params.name, dict(params.arguments or {}))
-        if params.name != RUN_CODE:
-            text = cm.UNKNOWN_TOOL.format(name=params.name, available=RUN_CODE)
+        if params.name not in offered:
+            text = cm.UNKNOWN_TOOL.format(name=params.name, available=", ".join(offered))
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        if params.name != RUN_CODE:
+            text, failed = call_catalog_tool(code_mode.sdk(agent), params.name, call.arguments)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
+        report = ctx.session.report_progress  # a no-op unless the client asked for progress
         async with limiter:
-            outcome = await code_mode.handle(call, agent=agent)
+            outcome = await with_progress(
+                report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call)
+            )
         content = to_mcp_content(outcome.result.content) or [types.TextContent(type="text", text=outcome.text)]
         return types.CallToolResult(content=content, is_error=outcome.is_error)
 
@@ -138,6 +167,8 @@ def build_server(
         name,
         version=SERVER_VERSION,
         instructions=m.SERVER_INSTRUCTIONS,
+        lifespan=changes.lifespan,
+        on_subscriptions_listen=changes.listen,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -152,7 +183,44 @@ async def serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+        await server.run(read_stream, write_stream, options)
+
+
+def _transport_security(host: str) -> Any:
+    """DNS-rebinding protection for a loopback ``host``: only requests whose ``Host`` (and
+    ``Origin``, when sent) name that address are served. None (no protection) for other hosts,
+    which the CLI warns about."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if not is_loopback(host):
+        return None
+    names = ["localhost", "127.0.0.1", "[::1]"] if host.casefold() == "localhost" else [f"[{host}]" if ":" in host else host]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*names, *(f"{n}:*" for n in names)],
+        allowed_origins=[*(f"http://{n}" for n in names), *(f"http://{n}:*" for n in names)],
+    )
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``; ``OSError`` with one line (``address already in
+    use``) when it cannot be had, so the CLI reports it without a traceback."""
+    shown = f"[{host}]" if ":" in host else host
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise OSError(f"cannot listen on {shown}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        reason = (exc.strerror or str(exc)).lower()
+        raise OSError(f"cannot listen on {shown}:{port}: {reason}") from None
+    return sock
 
 
 async def serve_http(
@@ -165,23 +233,28 @@ async def serve_http(
     """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
     With ``await tg.start(serve_http, ...)`` the caller gets the bound port (useful with port 0).
-    On a loopback host, requests from other origins are refused (DNS-rebinding protection).
+    On a loopback host (127.0.0.0/8, ``::1``, ``localhost``), requests that name another host or
+    origin are refused (DNS-rebinding protection). Raises ``OSError`` (one line) when the
+    address cannot be bound, for instance a port already in use.
     """
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    sock = _listen(host, port)
+    app = server.streamable_http_app(host=host, transport_security=_transport_security(host))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     web = uvicorn.Server(config)
     web.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # the host owns signals
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(web.serve)
-        while not web.started:
-            if web.should_exit:
-                raise OSError(f"cannot serve on {host}:{port}")
-            await anyio.sleep(0.02)
-        sockets = [s for srv in getattr(web, "servers", []) for s in srv.sockets]
-        task_status.started(sockets[0].getsockname()[1] if sockets else port)
-        try:
-            await anyio.sleep_forever()
-        finally:
-            web.should_exit = True
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(partial(web.serve, sockets=[sock]))
+            while not web.started:
+                if web.should_exit:
+                    raise OSError(f"cannot serve on {host}:{port}")
+                await anyio.sleep(0.02)
+            task_status.started(sock.getsockname()[1])
+            try:
+                await anyio.sleep_forever()
+            finally:
+                web.should_exit = True
+    finally:
+        sock.close()

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SEPARATOR",
     "from_mcp_content",
+    "missing_capability",
     "namespace_names",
     "namespaced_name",
     "to_mcp_content",
@@ -203,6 +204,10 @@ def tool_definition(server: UpstreamServer, tool: types.Tool, name: str) -> Tool
     options: dict[str, Any] = {}
     if output_schema is not None:
         options["output"] = {"schema": dict(output_schema), "render": _render}
+    if tool.annotations is not None:
+        hints = tool.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if hints:
+            options["annotations"] = hints
     return define_tool(
         name=name,
         description=description,
@@ -211,3 +216,11 @@ def tool_definition(server: UpstreamServer, tool: types.Tool, name: str) -> Tool
         is_concurrency_safe=_concurrency_safe(server, tool),
         **options,
     )
+
+
+def missing_capability(tool: types.Tool) -> str | None:
+    """Why codemode cannot call ``tool`` (a capability it lacks), or None when it can."""
+    execution = tool.execution
+    if execution is not None and execution.task_support == "required":
+        return m.REASON_NEEDS_TASKS
+    return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import keyword
 from collections.abc import Callable
 from typing import Any
 
@@ -61,11 +62,22 @@ def _check_cache_name(name: Any) -> None:
 
 
 def refuse_field_subclasses(cls: Any) -> None:
-    """`@dataclass` trusts each `Field`'s name (it pastes it into generated source); only the
-    real `Field` class, whose name comes from the class body, may appear."""
+    """`@dataclass` pastes every field name into source it executes, so each must be a plain
+    identifier: only the real `Field` class may appear, and every name it will use (the class's
+    own annotations, which a `TypedDict` base fills from any string it was given, and the fields
+    of every dataclass base) must be a plain `str` that is an identifier and not a keyword."""
     for value in type.__getattribute__(cls, "__dict__").values():
         if isinstance(value, dataclasses.Field) and type(value) is not dataclasses.Field:
             raise TypeError("dataclass fields must be made with dataclasses.field()")
+    for klass in type.__getattribute__(cls, "__mro__"):
+        own = type.__getattribute__(klass, "__dict__")
+        names = list(own.get("__annotations__", None) or ())
+        fields = own.get("__dataclass_fields__", None) or {}
+        names += list(fields)
+        names += [f.name for f in fields.values() if isinstance(f, dataclasses.Field)]
+        for name in names:
+            if type(name) is not str or not name.isidentifier() or keyword.iskeyword(name):
+                raise TypeError(f"dataclass field names must be identifiers, got {str(name)[:60]!r}")
 
 
 def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable[..., Any]:

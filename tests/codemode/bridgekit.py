@@ -1,4 +1,4 @@
-"""Tools and helpers shared by the bridge tests (imported as ``from bridgekit import ...``)."""
+"""Tools and helpers shared by the bridge and CLI tests (imported as ``from bridgekit import ...``)."""
 
 from __future__ import annotations
 
@@ -75,3 +75,14 @@ NOTE = define_tool(
     execute=_note,
 )
 FAIL = define_tool(name="fail", description="Always fails.", parameters={}, execute=_fail)
+
+
+def cli(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+    """Run the ``codemode`` command in-process: exit code, stdout, stderr."""
+    import io
+
+    from codemode.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err, stdin=io.StringIO(stdin))
+    return code, out.getvalue(), err.getvalue()

@@ -210,7 +210,7 @@ async def test_tools_visible_to_the_agent_are_a_snapshot_without_run_code() -> N
     mode = make_mode(grep_tool(), NOTE)
     mode.registry.scope("bob", allow=["grep"])
     out = await run(mode, "return tools.list()", agent="bob")
-    assert json.loads(out.text) == ["grep"]
+    assert json.loads(out.text) == ["grep", "search"]  # the tools, plus the search helper
     out = await run(mode, 'return tools.describe("grep")', agent="bob")
     assert "async def grep(" in out.text
     out = await run(mode, "await tools.run_code(code='1', description='x')", agent="bob")
@@ -268,3 +268,27 @@ async def test_bad_configuration_fails_at_construction() -> None:
         mode.model_tools(format="xml")
     mode.close()
     assert mode.registry.get(RUN_CODE) is None
+
+
+async def test_a_run_keeps_its_sub_call_records_within_a_budget(tmp_path: Any, monkeypatch: Any) -> None:
+    """Past RUN_RECORD_BYTES, a record keeps a marker, in the CodeRun and in the events alike;
+    the snippet still gets every full value."""
+    from codemode import CodeMode, Registry, register_workspace
+    from codemode import bridge as bridge_module
+
+    (tmp_path / "big.txt").write_text(("q" * 99 + "\n") * 2000)
+    monkeypatch.setattr(bridge_module, "RUN_RECORD_BYTES", 450_000)
+    registry = Registry(mode="code")
+    register_workspace(registry, tmp_path)
+    mode = CodeMode(registry, backend="inprocess")
+    code = "n = 0\nfor _ in range(3):\n    n += len((await tools.read_file(path='big.txt', limit=2000))['content'])\nreturn n"
+    report = await mode.run(code)
+    assert report.ok and report.result.value == 3 * 199_999
+    first, *rest = report.calls
+    assert len(first.value["content"]) == 199_999
+    for record in rest:
+        assert record.value is None and record.status == "ok"
+        assert record.content[0]["text"].startswith("[result not kept in the run's records: about ")
+    dispatched = [e for e in registry.events.read() if e["type"] == "tool/code-dispatch"]
+    assert "q" * 99 in json.dumps(dispatched[0], default=list)
+    assert "q" * 99 not in json.dumps(dispatched[1:], default=list)

@@ -44,7 +44,7 @@ except ToolCallError as e:
     print(e.tool_name, e.message.splitlines()[0])
 return tools.list()
 """)
-    assert out.text == 'grep Invalid arguments for grep:\n[\n  "grep"\n]'
+    assert out.text == 'grep Invalid arguments for grep:\n[\n  "grep",\n  "search"\n]'
     assert events(mode, EVENT_CODE_DISPATCH_START) == []
 
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-
-from codemode.cli import main
+from bridgekit import cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,12 +18,6 @@ def ws(tmp_path: Path) -> Path:
     (root / "src" / "a.py").write_text("# TODO one\n# FIXME two\n")
     (root / "notes.md").write_text("TODO three\n")
     return root
-
-
-def cli(*argv: str, stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err, stdin=io.StringIO(stdin))
-    return code, out.getvalue(), err.getvalue()
 
 
 def snippet(tmp_path: Path, text: str, name: str = "s.py") -> str:
@@ -153,3 +145,23 @@ def test_main_job_command_on_this_repository_with_the_worker_backend() -> None:
     code, out, err = cli("run", str(REPO / "examples" / "todo_report.py"), "--root", str(REPO))
     assert code == 0, err
     assert " markers (" in out.splitlines()[0] and " files" in out.splitlines()[0]
+
+
+def test_a_tool_result_with_a_lone_surrogate_is_printed_traced_and_recorded(tmp_path: Path) -> None:
+    plugin = tmp_path / "plug.py"
+    plugin.write_text(
+        "from codemode import define_tool\n"
+        "async def hello(args, ctx):\n    return [{'type': 'text', 'text': 'hi \\udc80' + args['who']}]\n"
+        "def apply(registry):\n"
+        "    registry.register(define_tool(name='hello', description='Greet.', parameters={'who': {'type': 'string', 'required': True}},"
+        " execute=hello))\n"
+    )
+    rec = tmp_path / "calls.jsonl"
+    snippet_text = 'return await tools.hello(who="\\udfff")'
+    code, out, err = cli("run", "-", "--tools", str(plugin), "--trace", "--record", str(rec), *BACKEND, stdin=snippet_text)
+    assert (code, out) == (0, "hi \\udc80\\udfff\n")
+    assert err.startswith("run_code cli ") and '1 hello({"who": "\\\\udfff"})' in err
+    (record,) = [json.loads(line) for line in rec.read_text(encoding="utf-8").splitlines()]
+    assert record["arguments"] == {"who": "\\udfff"}
+    replayed = cli("run", "-", "--tools", str(plugin), "--replay", str(rec), *BACKEND, stdin=snippet_text)
+    assert replayed[0] == 0

@@ -17,6 +17,7 @@ from codemode import (
     ToolCall,
     derive_messages,
 )
+from codemode.events import estimate_size
 
 pytestmark = pytest.mark.anyio
 
@@ -127,3 +128,52 @@ def test_jsonl_log_survives_odd_values_and_torn_lines(tmp_path: Path) -> None:
         fh.write('{"type": "torn"')
     assert log.read() == [{"type": "x", "value": "{1, 2}"}]
     assert repr(log) == "JsonlEventLog('log.jsonl')"
+
+
+# --- the bounded (ring buffer) memory log --------------------------------------------------------
+
+
+def test_a_ring_log_keeps_the_newest_events_up_to_its_count() -> None:
+    log = MemoryEventLog(max_events=3)
+    for i in range(5):
+        log.append({"type": "message", "n": i})
+    assert [e["n"] for e in log.read()] == [2, 3, 4] and log.dropped == 2 and len(log) == 3
+
+
+def test_a_ring_log_keeps_its_size_under_the_byte_cap_and_always_the_newest() -> None:
+    log = MemoryEventLog(max_bytes=5000)
+    for i in range(50):
+        log.append({"type": "message", "n": i, "text": "x" * 1000})
+    kept = log.read()
+    assert sum(estimate_size(e) for e in kept) <= 5000 and kept[-1]["n"] == 49 and log.dropped == 50 - len(kept)
+    log.append({"type": "message", "text": "y" * 10000})  # larger than the cap on its own
+    assert [e["text"][0] for e in log.read()] == ["y"]
+
+
+@pytest.mark.parametrize("caps", [{"max_events": 0}, {"max_bytes": -1}, {"max_events": True}, {"max_bytes": 1.5}])
+def test_a_ring_log_checks_its_caps(caps: dict) -> None:
+    with pytest.raises(ValueError, match="must be an int >= 1 or None"):
+        MemoryEventLog(**caps)
+
+
+def test_the_default_memory_log_is_unbounded() -> None:
+    log = MemoryEventLog()
+    for i in range(20000):
+        log.append({"type": "message", "n": i})
+    assert len(log) == 20000 and log.dropped == 0
+
+
+async def test_a_ring_log_bounds_what_many_runs_leave_behind(tmp_path: Path) -> None:
+    from codemode import CodeMode, register_workspace
+
+    (tmp_path / "big.txt").write_text(("z" * 99 + "\n") * 2000)  # 200 KB
+    log = MemoryEventLog(max_bytes=1024 * 1024)
+    registry = Registry(mode="code", log=log)
+    register_workspace(registry, tmp_path)
+    mode = CodeMode(registry, backend="inprocess")
+    for i in range(15):
+        run = await mode.run("return len((await tools.read_file(path='big.txt', limit=2000))['content'])", call_id=f"r{i}")
+        assert run.ok and run.result.value == 199999
+    kept = log.read()
+    assert log.dropped > 0 and sum(estimate_size(e) for e in kept) <= 1024 * 1024
+    assert kept[-1]["type"] == "tool/code-dispatch" or kept[-1]["call_id"].startswith("r14")

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -287,12 +286,10 @@ async def test_a_fifo_in_the_tree_is_skipped_and_the_run_completes(root: Path, b
     os.mkfifo(root / "pipe")
     mode = code_mode(root, backend=backend)
     try:
-        started = time.monotonic()
         with anyio.fail_after(15):
             run = await mode.run("return await tools.grep(pattern='x = 1')", limits=sandbox.Limits(wall_time=5, cpu_time=5))
         assert run.result.error is None, run.result
         assert [m["path"] for m in run.result.value["matches"]] == ["pkg/a.py"]
-        assert time.monotonic() - started < 5
     finally:
         for _ in range(5):
             _unblock_fifo(root / "pipe")

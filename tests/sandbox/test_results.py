@@ -119,3 +119,21 @@ def test_syntax_error_does_not_repeat_itself() -> None:
 def test_class_names_read_like_a_script(backend: str) -> None:
     code = "from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\nreturn repr(P(1))"
     assert run(code, backend).value == "P(x=1)"
+
+
+def test_every_error_message_is_bounded_and_encodable() -> None:
+    from sandbox.result import MAX_ERROR_MESSAGE
+
+    error = RunError("exception", "\udc80" + "m" * (MAX_ERROR_MESSAGE + 10))
+    assert error.message == "\\udc80" + "m" * (MAX_ERROR_MESSAGE - 6) + "... (16 more characters)"
+    assert RunError("syntax", "short").message == "short"
+
+
+def test_a_long_source_line_is_quoted_as_a_window_around_the_error(backend: str) -> None:
+    code = "x = [" + "1, " * 200 + "?" + ", 2" * 200 + "]"
+    result = run(code, backend)
+    assert result.error is not None and result.error.kind == "syntax"
+    first, quoted, caret = result.error.message.split("\n")
+    assert first == "line 1: invalid syntax"
+    assert quoted == "    ..." + code[code.index("?") - 80 : code.index("?") + 80] + "..."
+    assert caret.index("^") == quoted.index("?")

@@ -18,6 +18,7 @@ from sdk_gen import map_names, sanitize_name
         ("class", "class_"),
         ("describe", "describe_"),
         ("list", "list_"),
+        ("search", "search_"),
         ("__init__", "tool__init__"),
         ("", "tool"),
         ("ﬁle", "file"),

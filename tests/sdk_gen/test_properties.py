@@ -11,7 +11,6 @@ import ast
 import inspect
 import json
 import keyword
-import time
 from typing import Any
 
 import jsonschema
@@ -266,18 +265,13 @@ def _wide(n: int) -> ToolSpec:
     return ToolSpec(f"w{n}", "wide", {"type": "object", "properties": props})
 
 
-def test_generation_time_is_about_linear():
-    def best(n: int) -> float:
-        times = []
-        for _ in range(3):
-            clear_cache()
-            start = time.perf_counter()
-            generate([_wide(n)], budget=None)
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    small, large = best(50), best(400)
-    assert large < small * 8 * 3  # 8x the size; generous for a shared machine
+def test_generation_of_wide_schemas_is_complete():
+    """Every one of many properties reaches the SDK (how the time grows with width is measured
+    in benchmarks/bench_sdk_gen.py, never asserted here)."""
+    for n in (50, 400):
+        clear_cache()
+        text = generate([_wide(n)], budget=None).text
+        assert all(f"p{i}:" in text for i in range(n)), n
 
 
 # 7 -----------------------------------------------------------------------------------------------

@@ -116,6 +116,33 @@ class SB:
             assert frag in result.error.message, f"{frag!r} not in {result.error.message!r}"
         self.assert_no_leak(result)
 
+    async def assert_refused(
+        self, code: str, kind: str, *fragments: str, backend: str = "worker",
+        docs: Mapping[str, str] | None = None,
+    ) -> sandbox.RunResult:
+        """Run `code`: it must end as `kind` (see `assert_error`) without calling a host binding."""
+        result = await self.run(code, backend=backend, docs=docs)
+        self.assert_error(result, kind, *fragments)
+        assert self.spy.calls == []
+        return result
+
+    async def assert_harmless(self, code: str, expected: Any, *, backend: str = "worker") -> sandbox.RunResult:
+        """Run `code`: it must succeed with exactly `expected` and leak nothing."""
+        result = await self.run(code, backend=backend)
+        assert result.ok, result
+        assert result.value == expected
+        self.assert_no_leak(result)
+        return result
+
+    async def assert_confined_to_worker(self, poison: str, probe: str) -> sandbox.RunResult:
+        """Run `poison` in a worker (it may succeed: it only dirties its own single-use process),
+        then `probe` in a fresh worker; the caller checks the probe's value."""
+        result = await self.run(poison, backend="worker")
+        assert result.ok, result
+        following = await self.run(probe, backend="worker")
+        assert following.ok, following
+        return following
+
     async def assert_next_run_ok(self, backend: str = "worker") -> None:
         result = await sandbox.run(
             "import json\nreturn json.loads(json.dumps({'n': 1 + 1}))",

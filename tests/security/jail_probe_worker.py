@@ -50,6 +50,23 @@ def syscall_number(number: int, *args: int):
     return libc.syscall(ctypes.c_long(number), *(ctypes.c_long(a) for a in args))
 
 
+_KEEP: list = []
+
+
+def path(text: str) -> int:
+    """The address of a NUL-terminated copy of `text`, for raw system calls."""
+    cell = ctypes.create_string_buffer(text.encode())
+    _KEEP.append(cell)
+    return ctypes.addressof(cell)
+
+
+def buf(size: int = 512) -> int:
+    """The address of a scratch buffer, for raw system calls that write one."""
+    cell = ctypes.create_string_buffer(size)
+    _KEEP.append(cell)
+    return ctypes.addressof(cell)
+
+
 class _RawExecution:
     def __init__(self, code: str, names: list[str], limits, namespace: str = "tools", docs=None) -> None:
         self.code = code
@@ -60,7 +77,8 @@ class _RawExecution:
 
 def _raw_drive(execution: _RawExecution, channel) -> RunResult:
     scope = {"os": os, "socket": socket, "ctypes": ctypes, "sys": sys, "attempt": attempt,
-             "syscall": syscall, "syscall_number": syscall_number, "result": None}
+             "syscall": syscall, "syscall_number": syscall_number, "path": path, "buf": buf,
+             "result": None}
     exec(compile(execution.code, "<probe>", "exec"), scope)
     return RunResult(value=scope["result"])
 
@@ -68,12 +86,14 @@ def _raw_drive(execution: _RawExecution, channel) -> RunResult:
 _real_run = worker._run
 
 
-def _probe_run(*args, **kwargs) -> RunResult:
-    """The worker's own `_run` (limits, timers, syscall filter), with the snippet step swapped.
-    Patched in the child only, after the template's and the child's warm-ups."""
+def _probe_run(*args, **kwargs):
+    """The worker's own `_run` (limits and timers, under the filter loaded while idle), with the
+    snippet step swapped. Patched in the child only, after the template's and the child's
+    warm-ups. The raw step has no output of its own to report."""
     worker.Execution = _RawExecution  # type: ignore[misc, assignment]
     worker._drive = _raw_drive  # type: ignore[assignment]
-    return _real_run(*args, **kwargs)
+    result, _ = _real_run(*args, **kwargs)
+    return result, None
 
 
 worker._run = _probe_run  # type: ignore[assignment]

@@ -1,8 +1,10 @@
-"""Dunder chains, computed getattr, str.format traversal and frames.
+"""Attributes and dunders: literal, computed and str-subclass attribute names, class patterns,
+class bodies and metaclasses, and host code that reads or writes an attribute the snippet names.
 
 Every snippet, if the guard let it through, would reach a real function's globals (and from
 there `open` or `os.environ`) and return the secret. Literal attribute names are refused by the
 compile policy (`syntax`); computed ones by the runtime guard (`exception: AttributeError`).
+Host code must never read or write a private name the snippet chose.
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ import pytest
 
 pytestmark = pytest.mark.anyio
 
-
-def HOLE(reason: str):
-    return pytest.mark.xfail(reason="HOLE: " + reason, strict=True)
+BACKENDS = ["worker", "inprocess"]
 
 
 # The tail most escapes use once they hold a real function's globals dict `G`.
 READ = "return G['__builtins__']['open'](SECRET_PATH).read()"
 
+
 PRIVATE = 'names starting with "_" are private'
-INTERNALS = "it exposes interpreter internals"
+
 
 DUNDER = [
     pytest.param("return (1).__class__.__mro__[1].__subclasses__()", "syntax",
@@ -114,6 +115,7 @@ STR_SUBCLASS = (
     "        return 'harmless'\n"
 )
 
+
 # Fixed: names are copied to plain `str` before they are checked and used.
 STR_SUBCLASS_HOLES = [
     pytest.param(STR_SUBCLASS + "import statistics\nG = getattr(statistics.mean, S('__globals__'))\n" + READ,
@@ -139,97 +141,180 @@ async def test_str_subclass_attribute_names(sb, code):
     assert sb.secret.token not in str(result)
 
 
-FORMAT = [
-    pytest.param("return '{0.__class__}'.format(1)", ['"__class__" is not accessible'], id="format-class"),
-    pytest.param("import statistics\nreturn '{0.__globals__[sys].modules[os].environ}'.format(statistics.mean)",
-                 ['"__globals__" is not accessible'], id="format-globals-env"),
-    pytest.param("return str.format('{0.__class__.__mro__}', 1)", ['"__class__" is not accessible'], id="str.format-unbound"),
-    pytest.param("f = '{0.__class__}'.format\nreturn f(1)", ['"__class__" is not accessible'], id="format-bound-later"),
-    pytest.param("return getattr('{0.__class__}', 'format')(1)", ['"__class__" is not accessible'], id="getattr-format"),
-    pytest.param("return getattr(str, 'format')('{0.__class__}', 1)", ['"__class__" is not accessible'], id="getattr-str-format"),
-    pytest.param("return type('x').format('{0.__class__}', 1)", ['"__class__" is not accessible'], id="type-str-format"),
-    pytest.param("import statistics\nreturn '{a.__init__.__globals__}'.format_map({'a': statistics.mean})",
-                 ['"__init__" is not accessible'], id="format_map-init-globals"),
-    pytest.param("return str.format_map('{a.__class__}', {'a': 1})", ['"__class__" is not accessible'], id="str.format_map"),
-    pytest.param("def g():\n    yield 1\nreturn '{0.gi_frame.f_globals}'.format(g())", [INTERNALS], id="format-gi_frame"),
-    pytest.param("return '{0._request}'.format(tools.f())", ['"_request" is not accessible'], id="format-pending-call"),
-    pytest.param("import functools\nreturn functools.reduce(lambda a, b: a + b, ['{0.__cla', 'ss__}']).format(1)",
-                 ['"__class__" is not accessible'], id="format-built-template"),
-    pytest.param("return list(map(str.format, ['{0.__class__}'], [1]))", ['"__class__" is not accessible'], id="map-str-format"),
-]
+POLICY_REFUSED = {
+    "pos_class_pattern": ("class P:\n    pass\nmatch P():\n    case P(1):\n        pass\nreturn 1", "syntax", "positional"),
+    "class_kw_private": ("class A(_x=1):\n    pass\nreturn 1", "syntax", "_x"),
+}
 
 
-@pytest.mark.parametrize("backend", ["worker", "inprocess"])
-@pytest.mark.parametrize(("code", "fragments"), FORMAT)
-async def test_format_traversal(sb, backend, code, fragments):
-    result = await sb.run(code, backend=backend)
-    sb.assert_error(result, "exception", "AttributeError", *fragments)
-    assert sb.spy.calls == []
+# A static refusal does not depend on the backend: in-process is enough.
+@pytest.mark.parametrize("backend", ["inprocess"])
+@pytest.mark.parametrize("name", sorted(POLICY_REFUSED))
+async def test_class_pattern_and_keyword_refused(sb, name, backend):
+    code, kind, fragment = POLICY_REFUSED[name]
+    await sb.assert_refused(code, kind, fragment, backend=backend)
 
 
-async def test_string_template_does_not_traverse(sb):
-    result = await sb.run("import string\nreturn string.Template('${a.__class__}').substitute(a=1)")
-    sb.assert_error(result, "exception", "ValueError", "Invalid placeholder")
+async def test_setattr_dunder_refused(sb):
+    code = 'class K: pass\nk = K()\nsetattr(k, "_" + "_deepcopy__", 1)\nreturn 1'
+    r = await sb.run(code, backend="inprocess")
+    sb.assert_error(r, "exception", "private")
 
 
-# Fixed: every str subclass gets the safe format; attrgetter/methodcaller refuse "format".
-REAL_FORMAT_HOLES = [
-    pytest.param("class U(str):\n    pass\nimport statistics\nreturn U.format('{0.__globals__[sys].modules[os].environ[" + "CODEMODE_SECURITY_SECRET" + "]}', statistics.mean)",
-                 id="str-subclass-unbound-format"),
-    pytest.param("import operator, statistics\nf = operator.attrgetter('format')(str)\nreturn f('{0.__globals__[sys].modules[os].environ[CODEMODE_SECURITY_SECRET]}', statistics.mean)",
-                 id="attrgetter-format"),
-    pytest.param("import operator, statistics\nf = operator.methodcaller('format', statistics.mean)\nreturn f('{0.__globals__[sys].modules[os].environ[CODEMODE_SECURITY_SECRET]}')",
-                 id="methodcaller-format"),
-]
+async def test_metaclass_refused(sb):
+    r = await sb.run("class M(type(object)):\n    pass\nreturn 1", backend="inprocess")
+    sb.assert_error(r, "exception", "metaclasses")
 
 
-@pytest.mark.parametrize("code", REAL_FORMAT_HOLES)
-async def test_real_str_format_unreachable(sb, code):
-    # In-process: the host's environment holds the secret (the worker's environment is empty).
+# == class patterns read `__match_args__` with a native getattr ====================================
+
+#
+# A chain of gadgets would put `__match_args__ = ('__globals__',)` on a snippet class that every
+# function is an instance of (enum's functional API defines `__reduce_ex__`, copy's reconstruction
+# runs the setattr, `typing.Protocol` subclasses `register` any type); `case Q(g)` then reads
+# `__globals__` of the guarded `getattr`: the real `sandbox.guards` module dict and its builtins.
+# Positional class patterns are refused at compile time, which closes the chain's last step.
+
+
+ESCAPE = """
+import enum, copy, typing
+class P(typing.Protocol):
+    pass
+class Q(P):
+    pass
+def ident(x):
+    return x
+def red(self, proto):
+    return (ident, (Q,), (None, {'__match_args__': ('__globals__',)}))
+E = enum.Enum('E', {'A': 1, '__reduce_ex__': red, '__copy__': None})
+copy.copy(E.A)
+Q.register(type(ident))
+match getattr:
+    case Q(g):
+        pass
+B = g['_builtins']
+"""
+
+
+async def test_match_args_escape_inprocess_reads_host_file(sb):
+    code = ESCAPE + "return B.open(SECRET_PATH).read()"
     result = await sb.run(code, backend="inprocess")
-    sb.assert_error(result, "exception", "AttributeError", "is not accessible")
+    sb.assert_error(result, "syntax", "positional patterns in a class pattern are not supported")
 
 
-FRAMES = [
-    pytest.param("def g():\n    yield 1\nreturn g().gi_frame.f_back", "syntax", ['"gi_frame"', INTERNALS], id="gen-gi_frame-literal"),
-    pytest.param("async def c():\n    return 1\nx = c()\nreturn x.cr_frame.f_globals", "syntax", ['"cr_frame"'], id="coro-cr_frame-literal"),
-    pytest.param("async def a():\n    yield 1\nreturn a().ag_frame", "syntax", ['"ag_frame"'], id="agen-ag_frame-literal"),
-    pytest.param("try:\n    1/0\nexcept Exception as e:\n    return e.__traceback__.tb_frame.f_back", "syntax",
-                 ['"__traceback__"', '"tb_frame"'], id="traceback-literal"),
-    pytest.param("def g():\n    yield 1\nfr = getattr(g(), 'gi_frame')\nreturn fr.f_globals", "syntax", ['"f_globals"'], id="mixed-literal"),
-    pytest.param("def g():\n    yield 1\nfr = getattr(g(), 'gi_fr' + 'ame')\nG = getattr(fr, 'f_glo' + 'bals')\n" + READ,
-                 "exception", ['"gi_frame" is not accessible', INTERNALS], id="gen-gi_frame-computed"),
-    pytest.param("async def c():\n    return 1\nx = c()\nfr = getattr(x, 'cr_frame')\nx.close()\nreturn str(fr)",
-                 "exception", ['"cr_frame" is not accessible'], id="coro-cr_frame-computed"),
-    pytest.param("fr = getattr(tools.f(x=1), 'cr_frame')\nreturn str(fr)",
-                 "exception", ['"cr_frame" is not accessible'], id="unawaited-binding-cr_frame"),
-    pytest.param("p = tools.f(x=1)\nfr = getattr(p, 'cr_await')\nreturn str(fr)",
-                 "exception", ['"cr_await" is not accessible'], id="unawaited-binding-cr_await"),
-    pytest.param("p = tools.f(x=1)\nreturn str(p.send(None))",
-                 "exception", ["AttributeError", "'PendingCall' object has no attribute 'send'"], id="unawaited-binding-send"),
-    pytest.param("p = tools.f(x=1)\np.throw(ValueError('x'))",
-                 "exception", ["AttributeError", "has no attribute 'throw'"], id="unawaited-binding-throw"),
-    pytest.param("p = tools.f(x=1)\nit = getattr(p, '__await__')()\nreturn str(next(it))",
-                 "exception", ['"__await__" is not accessible'], id="unawaited-binding-__await__"),
-    pytest.param("async def a():\n    yield 1\nag = a()\nfr = getattr(ag, 'ag_frame')\nreturn str(fr)",
-                 "exception", ['"ag_frame" is not accessible'], id="agen-ag_frame-computed"),
-    pytest.param("async def a():\n    yield 1\nag = a()\nx = anext(ag)\nreturn str(getattr(x, 'gi_frame'))",
-                 "exception", ['"gi_frame" is not accessible'], id="anext-awaitable-frame"),
-    pytest.param("try:\n    1/0\nexcept Exception as e:\n    tb = getattr(e, '__traceback__')\n    return str(getattr(tb, 'tb_frame'))",
-                 "exception", ['"__traceback__" is not accessible'], id="traceback-computed"),
-    pytest.param("def g():\n    yield 1\nit = g()\nnext(it)\ntry:\n    it.throw(ValueError('boom'))\nexcept ValueError as e:\n    return str(getattr(e, '__traceback__'))",
-                 "exception", ['"__traceback__" is not accessible'], id="gen-throw-traceback"),
-    pytest.param("async def a():\n    yield 1\nag = a()\nawait anext(ag)\ntry:\n    await ag.athrow(ValueError('boom'))\nexcept ValueError as e:\n    return str(getattr(e, '__context__') or getattr(e, '__traceback__'))",
-                 "exception", ['"__context__" is not accessible'], id="agen-athrow-context"),
-    pytest.param("def g():\n    yield 1\nreturn str(getattr(g(), 'gi_code'))",
-                 "exception", ['"gi_code" is not accessible'], id="gen-gi_code"),
-    pytest.param("def g():\n    yield from range(3)\nit = g()\nnext(it)\nreturn str(getattr(it, 'gi_yieldfrom'))",
-                 "exception", ['"gi_yieldfrom" is not accessible'], id="gen-gi_yieldfrom"),
-]
-
-
-@pytest.mark.parametrize(("code", "kind", "fragments"), FRAMES)
-async def test_frames_unreachable(sb, code, kind, fragments):
+async def test_match_args_escape_worker_gets_real_os(sb):
+    code = ESCAPE + (
+        "os = B.getattr(B, '__import__')('os')\n"
+        "return [type(os).__name__, os.getpid() > 1, sorted(os.environ)]"
+    )
     result = await sb.run(code)
-    sb.assert_error(result, kind, *fragments)
+    sb.assert_error(result, "syntax", "positional patterns in a class pattern are not supported")
+
+
+async def test_hostile_worker_frame_cannot_crash_the_host(sb):
+    code = "import asyncio, json\n" + ESCAPE + (
+        "os = B.getattr(B, '__import__')('os')\n"
+        "body = json.dumps({'op': 'call', 'id': 1, 'name': [], 'a': [[], {}]}).encode()\n"
+        "os.write(3, len(body).to_bytes(4, 'big') + body)\n"
+        "await asyncio.sleep(1)\n"
+    )
+    try:
+        result = await sb.run(code)
+    except Exception as exc:  # the host must never see the worker's malformation as an exception
+        pytest.fail(f"sandbox.run raised {type(exc).__name__}")
+    # The escape is closed at compile time now; the host side of a frame whose name is a list
+    # is covered with a scripted worker in tests/sandbox/test_worker.py (unhashable-name).
+    assert result.error is not None and result.error.kind == "syntax", result
     assert sb.spy.calls == []
+
+
+async def test_match_class_pattern_on_own_class_cannot_set_match_args(sb):
+    # The direct ways to get __match_args__ onto a class stay refused.
+    code = "class Q:\n    __match_args__ = ('__globals__',)\nreturn 1"
+    result = await sb.run(code)
+    sb.assert_error(result, "syntax", "__match_args__")
+    code = "class Q:\n    pass\nsetattr(Q, '__match_args__', ('__globals__',))\nreturn 1"
+    result = await sb.run(code)
+    sb.assert_error(result, "exception", "AttributeError", "private")
+
+
+# == host code that reads or writes attributes the snippet names ===================================
+
+async def test_attribute_error_obj_only_returns_what_the_snippet_holds(sb):
+    # AttributeError.obj (3.10+) carries the object a lookup failed on: it must never be a
+    # host-internal object.
+    code = (
+        "import json\nout = []\n"
+        "for thunk in (lambda: json.nope, lambda: tools.nope, lambda: getattr(print, 'nope'),"
+        " lambda: tools.f(1).nope, lambda: '{0.nope}'.format(1)):\n"
+        "    try:\n        thunk()\n    except AttributeError as e:\n"
+        "        out.append(type(e.obj).__name__)\n"
+        "return out"
+    )
+    result = await sb.run(code)
+    assert result.ok, result
+    assert set(result.value) <= {"ModuleShim", "Namespace", "builtin_function_or_method", "function",
+                                 "PendingCall", "int", "NoneType"}, result.value
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_kwargs_names_reach_no_setattr(sb, backend):
+    code = """
+import dataclasses, collections, decimal, textwrap
+@dataclasses.dataclass
+class D:
+    a: int = 1
+out = []
+for fn in (lambda: dataclasses.replace(D(), **{'__class__': int}),
+           lambda: collections.namedtuple('N', 'a')(1)._replace(**{'__class__': int}),
+           lambda: decimal.Context(**{'__dict__': {}}),
+           lambda: textwrap.TextWrapper(**{'__dict__': {}}),
+           lambda: collections.namedtuple('N', 'a')._make([1, 2])):
+    try:
+        fn()
+        out.append('ok')
+    except Exception as e:
+        out.append(type(e).__name__)
+return [out, type(D()).__name__]
+"""
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [["TypeError", "ValueError", "TypeError", "TypeError", "TypeError"], "D"]
+
+
+async def test_overridden_descriptor_attributes_are_ignored_by_c_code(sb):
+    code = """
+import functools, enum, collections, fractions, uuid
+class Pr(property):
+    @property
+    def fget(self):
+        return len
+class C:
+    @Pr
+    def x(self):
+        return 1
+class P(functools.partial):
+    @property
+    def func(self):
+        return repr
+class E(enum.Enum):
+    A = 1
+    @property
+    def name(self):
+        return "__class__"
+class D(collections.defaultdict):
+    @property
+    def default_factory(self):
+        return repr
+class U(uuid.UUID):
+    @property
+    def hex(self):
+        return "%s{0.__class__}"
+class S(super):
+    def __init__(self, *a):
+        pass
+return [C().x, P(len, "abc")(), repr(E.A), str(E.A), D(list)["k"], str(U(int=5)), type(S()).__name__]
+"""
+    result = await sb.run(code)
+    assert result.ok, result
+    assert result.value == [1, 3, "<E.A: 1>", "E.A", [], "00000000-0000-0000-0000-000000000005", "S"]

@@ -3,8 +3,6 @@ must end with the right kind, the host loop must keep ticking, and the next run 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -64,9 +62,7 @@ INPROCESS_BOMBS = [
 
 @pytest.mark.parametrize(("code", "lims", "fragment"), INPROCESS_BOMBS)
 async def test_inprocess_budget(sb, code, lims, fragment):
-    start = time.monotonic()
     result = await sb.run(code, backend="inprocess", **lims)
-    assert time.monotonic() - start < 5.0
     sb.assert_error(result, "timeout", fragment)
     await sb.assert_next_run_ok(backend="inprocess")
 
@@ -85,3 +81,12 @@ def test_inprocess_loop_swallowing_budget_stops(isolated):
     report = isolated(LOOP_SWALLOWING_BUDGET, "state = 0", timeout=6.0, wall_time=0.5)
     assert not report["hung"], "the host process hung"
     assert report["result"]["error"]["kind"] == "timeout"
+
+
+async def test_long_c_call_is_killed(sb):
+    code = "import hashlib\nreturn hashlib.pbkdf2_hmac('sha256', b'x', b's', 10 ** 9).hex()"
+    result, ticks, elapsed = await sb.run_with_ticker(code, wall_time=0.5, cpu_time=5)
+    assert result.error is not None and result.error.kind == "timeout", result
+    assert elapsed < 4
+    assert ticks > 10
+    await sb.assert_next_run_ok()

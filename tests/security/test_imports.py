@@ -8,6 +8,8 @@ import pytest
 
 pytestmark = pytest.mark.anyio
 
+BACKENDS = ["worker", "inprocess"]
+
 ALLOWED_HINT = "allowed modules: asyncio, base64"
 
 DIRECT = [
@@ -110,3 +112,54 @@ async def test_shims_are_not_real_modules(sb):
         "<module 'json' (sandbox)>", "<module 'math' (sandbox)>",
         "<module 're' (sandbox)>", "<module 'datetime' (sandbox)>",
     ]
+
+
+# == names a real module has and its shim does not =================================================
+
+SHIM_NAMES_ABSENT = [
+    pytest.param("import string\nreturn string.Formatter", "exception",
+                 ["AttributeError", "has no attribute 'Formatter'"], id="string-formatter"),
+    pytest.param("import time\ntime.sleep(0)", "exception", ["AttributeError", "'sleep'"], id="time-sleep"),
+    pytest.param("import uuid\nreturn str(uuid.uuid1())", "exception", ["AttributeError", "'uuid1'"], id="uuid1"),
+    pytest.param("import decimal\nreturn decimal.getcontext()", "exception",
+                 ["AttributeError", "'getcontext'"], id="decimal-getcontext"),
+    pytest.param("import typing\nreturn typing.get_type_hints(int)", "exception",
+                 ["AttributeError", "'get_type_hints'"], id="typing-get-type-hints"),
+    pytest.param("import functools\nreturn functools.wraps", "exception", ["AttributeError", "'wraps'"],
+                 id="functools-wraps"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("code", "kind", "fragments"), SHIM_NAMES_ABSENT)
+@pytest.mark.filterwarnings("ignore")
+async def test_shim_names_absent_on_both_backends(sb, backend, code, kind, fragments):
+    await sb.assert_refused(code, kind, *fragments, backend=backend)
+
+
+INTERNAL_IMPORTS_REFUSED = {
+    # _INTERNAL_IMPORTS is only for C callers
+    "import_strptime": ("import _strptime\nreturn 1", "syntax", "_strptime"),
+    "dunder_import": ("return __import__('_strptime')", "syntax", "__import__"),
+}
+
+
+# A static refusal does not depend on the backend: in-process is enough.
+@pytest.mark.parametrize("backend", ["inprocess"])
+@pytest.mark.parametrize("name", sorted(INTERNAL_IMPORTS_REFUSED))
+async def test_internal_imports_refused(sb, name, backend):
+    code, kind, fragment = INTERNAL_IMPORTS_REFUSED[name]
+    await sb.assert_refused(code, kind, fragment, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_type_of_shim_builds_only_fake_modules(sb, backend):
+    code = (
+        "import json\nM = type(json)\nm = M('os', {'x': 1})\n"
+        "class S(type(json)):\n    def __init__(self):\n        super().__init__('json', {})\n"
+        "try:\n    S()\nexcept TypeError as e:\n    err = str(e)\nelse:\n    err = 'none'\n"
+        "return [m.x, repr(m), json.dumps([1]), err]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value[:3] == [1, "<module 'os' (sandbox)>", "[1]"]

@@ -1,4 +1,8 @@
-"""The result channel, BaseException subclasses, and abuse of binding arguments."""
+"""The result channel: what a run hands back. Only JSON values come back as the result; a
+snippet's BaseException is a snippet error; the snippet cannot forge the kind or message of a
+stop; printed output and error messages stay within their caps however the snippet lies about
+its strings.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,7 @@ import pytest
 
 pytestmark = pytest.mark.anyio
 
-
-def HOLE(reason: str):
-    return pytest.mark.xfail(reason="HOLE: " + reason, strict=True)
+BACKENDS = ["worker", "inprocess"]
 
 
 RESULTS = [
@@ -98,72 +100,55 @@ async def test_snippet_cannot_forge_error_kinds(sb, backend):
     assert result.error.kind in ("output-limit", "exception"), result.error
 
 
-ARGS = [
-    pytest.param("await tools.f(x={1, 2})", "TypeError", "argument is not JSON", id="set"),
-    pytest.param("await tools.f(lambda: 1)", "TypeError", "functions cannot be returned", id="function"),
-    pytest.param("await tools.f(x=float('nan'))", "TypeError", "NaN", id="nan"),
-    pytest.param("await tools.f(x=10 ** 5000)", "TypeError", "4000 digits", id="huge-int"),
-    pytest.param("x = []\nx.append(x)\nawait tools.f(x=x)", "TypeError", "cycle", id="cycle"),
-    pytest.param("await tools.f(x=b'abc')", "TypeError", "bytes is not JSON", id="bytes"),
-    pytest.param("await tools.f(x={1: 2})", "TypeError", "keys must be str", id="int-key"),
-    pytest.param("await tools.f(x=tools)", "TypeError", "Namespace is not JSON", id="namespace"),
-    pytest.param("class A:\n    def __repr__(self):\n        raise SystemExit\nawait tools.f(A())", "TypeError", "A is not JSON", id="object"),
-    pytest.param("await tools.f(x='y' * 5000)", "ValueError", "the limit is 1000", id="too-big"),
-    pytest.param("x = []\nfor i in range(1000):\n    x = [x]\nawait tools.f(x=x)", "TypeError", "nested", id="deep"),
-    pytest.param("import json\nawait tools.f(x=json.dumps)", "TypeError", "not JSON", id="host-function"),
-]
-
-
-@pytest.mark.parametrize("backend", ["worker", "inprocess"])
-@pytest.mark.parametrize(("code", "exc", "fragment"), ARGS)
-@pytest.mark.filterwarnings("ignore")
-async def test_binding_arguments_checked_before_the_host(request, sb, backend, code, exc, fragment):
-    result = await sb.run(code, backend=backend, max_call_bytes=1000)
-    sb.assert_error(result, "exception", exc, fragment)
-    assert sb.spy.calls == [], "the host binding was called"
-
-
-async def test_dict_subclass_argument_is_copied_plainly(sb):
-    code = "class D(dict):\n    def items(self):\n        return [('evil', 1)]\nreturn await tools.f(x=D(a=1))"
-    result = await sb.run(code)
-    assert result.ok, result
-    assert sb.spy.calls == [((), {"x": {"a": 1}})]
-    assert type(sb.spy.calls[0][1]["x"]) is dict
-
-
-# Driving a coroutine by hand hands the snippet the scheduler's request object; its class and
-# the class of `asyncio.sleep(0)` then forge requests the argument checks never saw.
-FORGE = """
-import asyncio
-async def grab():
-    return await tools.f(x=1)
-c = grab()
-req = c.send(None)
-c.close()
-Request = type(req)
-Await = type(asyncio.sleep(0))
-class Weird:
-    pass
+FORGE_KIND = """
+try:
+    while True:
+        print('x' * 1000)
+except BaseException as e:
+    e.kind = 'cancelled'
+    e.message = 'the run was cancelled: by the host'
+    raise e
 """
 
 
-async def test_forged_request_inprocess(sb):
-    code = FORGE + "return await Await(Request('f', [Weird(), {1, 2}], {'z': float('nan')}, '[[],{}]', 1))"
-    result = await sb.run(code, backend="inprocess")
-    sb.assert_error(result, "exception", "TypeError", "sandbox internals cannot be created by a snippet")
-    assert sb.spy.calls == [], f"host binding got {sb.spy.calls!r}"
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_caught_stop_cannot_be_rewritten(sb, backend):
+    result = await sb.run(FORGE_KIND, backend=backend, max_output=1024)
+    assert result.error is not None
+    # The stop refuses the write (a TypeError the snippet raised instead), never a fake kind.
+    assert result.error.kind in ("output-limit", "exception"), result.error
+    assert "RunStopped cannot be changed" in result.error.message
+    assert "by the host" not in result.error.message
 
 
-async def test_forged_request_worker(sb):
-    code = FORGE + "return await Await(Request('f', [], {}, '[[\"' + 'y' * 50000 + '\"],{}]', 1))"
-    result = await sb.run(code, max_call_bytes=1000)
-    sb.assert_error(result, "exception", "TypeError", "sandbox internals cannot be created by a snippet")
-    assert sb.spy.calls == [], "host binding was called with a 50 KB argument"
+# == output and error-size accounting ==============================================================
+
+OUTPUT_LIE = """
+class L(str):
+    def isascii(self):
+        return True
+    def __len__(self):
+        return 0
+    def __add__(self, other):
+        return L(''.join([self, other]))
+class J(str):
+    def join(self, items):
+        return L(''.join(items))
+for i in range(200):
+    print('y' * 10000, 'z', sep=J(' '))
+return 1
+"""
 
 
-async def test_host_binding_errors_do_not_leak(sb):
-    async def failing(**kwargs):
-        raise RuntimeError("host secret " + sb.secret.token)
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_output_cap_cannot_be_lied_to(sb, backend):
+    result = await sb.run(OUTPUT_LIE, backend=backend, max_output=1000)
+    assert sum(len(line) for line in result.logs) < 10_000
+    if result.error is not None:
+        assert result.error.kind == "output-limit", result.error
 
-    result = await sb.run("return await tools.f(x=1)", bindings={"f": failing})
-    sb.assert_error(result, "exception", "ToolCallError", "the host function failed (RuntimeError)")
+
+async def test_huge_exception_message_is_an_exception(sb):
+    result = await sb.run("raise ValueError('m' * 2_000_000)")
+    sb.assert_error(result, "exception", "ValueError")
+    assert len(result.error.message) < 100_000

@@ -1,4 +1,4 @@
-"""Mutating shim modules and host classes, and state leaking from one run to the next.
+"""Mutating shim modules, host classes and host objects, and state leaking from one run to the next.
 
 Worker runs are checked in this process (the worker is the boundary). In-process runs that
 could corrupt the host are run in a throw-away Python process (`isolated`), which reports the
@@ -18,10 +18,6 @@ import re
 import pytest
 
 pytestmark = pytest.mark.anyio
-
-
-def HOLE(reason: str):
-    return pytest.mark.xfail(reason="HOLE: " + reason, strict=True)
 
 
 MUTATIONS = [
@@ -188,3 +184,14 @@ async def test_functools_partial_is_harmless(sb):
     result = await sb.run("import functools, json\np = functools.partial(json.dumps, indent=1)\nreturn str(p.func) == str(json.dumps)")
     assert result.ok and result.value is True
     assert functools.partial is not None
+
+
+HOST_OBJECT_WRITES = [
+    ("decimal Context write", "import decimal\nctx = decimal.Context()\nctx.prec = 3\nreturn 1", "exception",
+     ["cannot modify"]),
+]
+
+
+@pytest.mark.parametrize("name,code,kind,fragments", HOST_OBJECT_WRITES, ids=[c[0] for c in HOST_OBJECT_WRITES])
+async def test_host_object_writes_refused(sb, name, code, kind, fragments):
+    await sb.assert_refused(code, kind, *fragments, docs={"f": "doc f", "g": "doc g"})

@@ -29,13 +29,13 @@ async def test_stdio_server_with_builtin_and_upstream_tools(tmp_path: Path) -> N
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "codemode.mcp", "serve", "--root", str(tmp_path), "--mcp-config", str(config),
-              "--max-concurrent", "2", "--timeout", "20"],
+              "--max-concurrent", "2", "--timeout", "20", "--sdk", "full"],
         cwd=str(REPO),
     )
     with anyio.fail_after(40):
         async with Client(params) as client:
             listed = await client.list_tools()
-            assert [t.name for t in listed.tools] == ["run_code"]
+            assert [t.name for t in listed.tools] == ["run_code", "search_tools", "get_tool_sdk"]
             tool = listed.tools[0]
             assert tool.input_schema["required"] == ["code", "description"]
             assert "async def up__add(self, *, a: int, b: int)" in tool.description
@@ -135,7 +135,8 @@ async def test_unknown_tool_resource_and_prompt_are_refused() -> None:
     server = build_server(mode)
     async with Client(server) as client:
         other = await client.call_tool("grep", {})
-        assert other.is_error and text_of(other) == "Unknown tool 'grep'. Available tools: run_code."
+        assert other.is_error
+        assert text_of(other) == "Unknown tool 'grep'. Available tools: run_code, search_tools, get_tool_sdk."
         with pytest.raises(MCPError, match="Unknown resource"):
             await client.read_resource("codemode://other")
         with pytest.raises(MCPError, match="Unknown prompt"):
@@ -165,7 +166,7 @@ async def test_streamable_http_upstream_is_imported_and_called() -> None:
         outer = Registry()
         config = parse_config({"mcpServers": {"cm": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}})
         async with McpProvider(config, limits=FAST) as provider:
-            assert await provider.register(outer) == ["cm__run_code"]
+            assert await provider.register(outer) == ["cm__get_tool_sdk", "cm__run_code", "cm__search_tools"]
             result = await outer.execute(ToolCall("h", "cm__run_code", {"code": "print(1 + 1)", "description": "Add"}))
             assert not result.is_error and result.text == "2"
             failed = await outer.execute(ToolCall("i", "cm__run_code", {"code": "1/0", "description": "Divide"}))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 
 import anyio
 import pytest
@@ -120,7 +119,6 @@ async def test_hung_server_times_out_and_restarts_but_a_slow_call_does_not() -> 
     async with McpProvider(config, limits=limits) as provider:
         await provider.register(registry)
         first = (await registry.execute(ToolCall("a", "up__pid", {}))).value["result"]
-        started = time.monotonic()
         slow = await registry.execute(ToolCall("b", "up__slow", {"seconds": 20}))
         assert slow.meta["error"] == "timeout"
         assert slow.text == (
@@ -135,7 +133,6 @@ async def test_hung_server_times_out_and_restarts_but_a_slow_call_does_not() -> 
             "MCP server 'up' stopped responding: up__hang got no answer within 1 s and "
             "the server did not answer a ping. The server restarts on the next call."
         )
-        assert time.monotonic() - started < 6
         after = await registry.execute(ToolCall("e", "up__pid", {}))
         assert not after.is_error and after.value["result"] != first
         assert provider.servers["up"].starts == 2

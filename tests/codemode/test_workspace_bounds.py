@@ -1,0 +1,268 @@
+"""The workspace tools bound their work whatever the model passes: pattern caps, deadlines that
+come from the run, no CPU spent after a run has ended, result-size caps before any write, and
+hard links refused for reads as for writes. Each case asserts the refusal and the absence of
+the effect (memory not used, CPU not spent, file not changed, secret not shown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import regex
+
+import sandbox
+from codemode import (
+    CodeMode,
+    ExecutionContext,
+    Registry,
+    ToolCall,
+    define_tool,
+    register_workspace,
+    workspace,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
+
+SECRET = "s3cr3t-outside-the-root-5e2a"
+REPO = Path(__file__).resolve().parents[2]
+CATASTROPHIC = "(a|aa)+$"  # the regex engine optimises (a+)+$ away
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a" * 40 + "b\n")
+    (tmp_path / "secret.txt").write_text(SECRET + "\n")
+    return ws
+
+
+def registry_for(root: Path, **kw: Any) -> Registry:
+    registry = Registry(mode="code")
+    register_workspace(registry, root, **kw)
+    return registry
+
+
+async def call(registry: Registry, name: str, **args: Any) -> Any:
+    with anyio.fail_after(30):
+        return await registry.execute(ToolCall("t", name, args))
+
+
+def everything(registry: Registry, *results: Any) -> str:
+    parts = [r.text for r in results] + [json.dumps(e, default=repr) for e in registry.events.read()]
+    return "\n".join(parts)
+
+
+# --- grep patterns: length and compiled size, capped before compiling ---------------------------
+
+
+async def test_a_long_pattern_is_refused(root: Path) -> None:
+    reg = registry_for(root)
+    r = await call(reg, "grep", pattern="a" * (workspace.MAX_PATTERN_CHARS + 1))
+    assert r.is_error and f"patterns are limited to {workspace.MAX_PATTERN_CHARS}" in r.text
+    g = await call(reg, "glob", pattern="*" * (workspace.MAX_PATTERN_CHARS + 1))
+    assert g.is_error and "patterns are limited" in g.text
+
+
+@pytest.mark.parametrize("pattern", ["(?:a{3000}){3000}", "(?:a|b){100000}", "(?x)#[\n(?:a{1000}){1000}\n]",
+                                     "(?:(?:(?:x{40}){40}){40})"])
+async def test_a_pattern_that_unrolls_too_far_is_refused_before_compiling(
+    root: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
+) -> None:
+    compiled: list[str] = []
+    original = regex.compile
+
+    def spy(p: Any, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(p)
+        return original(p, *args, **kwargs)
+
+    monkeypatch.setattr(workspace.regex, "compile", spy)
+    r = await call(registry_for(root), "grep", pattern=pattern)
+    assert r.is_error and "the pattern unrolls to more than" in r.text
+    assert pattern not in compiled  # refused before the engine saw it
+
+
+_MEMORY_SCRIPT = textwrap.dedent(
+    """
+    import resource, sys, anyio
+    from codemode import Registry, ToolCall, register_workspace
+
+    async def main():
+        reg = Registry()
+        register_workspace(reg, sys.argv[1])
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        r = await reg.execute(ToolCall("t", "grep", {"pattern": sys.argv[2]}))
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(r.is_error, (after - before) // 1024)
+
+    anyio.run(main)
+    """
+)
+
+
+def test_the_17_character_memory_bomb_costs_no_memory(root: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(root), "(?:a{3000}){3000}"],
+                         capture_output=True, text=True, cwd=REPO, timeout=60, check=True).stdout.split()
+    assert out[0] == "True" and int(out[1]) < 50, out  # MiB of peak growth; compiling it took 2.4 GB
+
+
+async def test_legitimate_patterns_still_work(root: Path) -> None:
+    (root / "ids.txt").write_text("id 123e4567-e89b-12d3-a456-426614174000 end\n2024-01-31T10:20:30\n")
+    reg = registry_for(root)
+    uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    for pattern in (uuid, r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", r"(?x) \d{4} - \d{2}  # a date", r"\p{L}+"):
+        r = await call(reg, "grep", pattern=pattern, path="ids.txt")
+        assert not r.is_error and r.value["matches"], (pattern, r.text)
+
+
+# --- deadlines come from the run ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "worker"])
+async def test_a_sub_call_s_deadline_is_the_run_s_remaining_time(root: Path, backend: str) -> None:
+    """What the workspace tools budget by: the run's own end, not a fixed time and not the
+    worker's kill grace past it."""
+    seen: list[float] = []
+
+    async def probe(args: Any, ctx: ExecutionContext) -> list[dict[str, str]]:
+        seen.append(ctx.deadline() - anyio.current_time())
+        await anyio.sleep(0.3)
+        seen.append(ctx.deadline() - anyio.current_time())
+        return [{"type": "text", "text": "ok"}]
+
+    registry = registry_for(root)
+    registry.register(define_tool(name="probe", description="Report the deadline.", parameters={}, execute=probe))
+    mode = CodeMode(registry, backend=backend, limits=sandbox.Limits(wall_time=4.0, cpu_time=4.0))
+    run = await mode.run("await tools.probe()\nreturn await tools.probe()")
+    assert run.ok, run.text
+    assert 0 < seen[0] <= 4.0 and seen[-1] <= seen[0] - 0.6  # counts down with the run
+
+
+async def test_a_direct_call_has_the_unbounded_call_budget(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workspace, "UNBOUNDED_CALL_SECONDS", 0.5)
+    r = await registry_for(root).execute(ToolCall("t", "grep", {"pattern": CATASTROPHIC}))  # no deadline of its own
+    assert r.is_error and "did not finish matching in the 0.5 s this call had" in r.text
+
+
+async def test_a_walk_stops_at_the_deadline(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(200):
+        (root / f"f{i}.txt").write_text("x\n")
+    monkeypatch.setattr(workspace, "UNBOUNDED_CALL_SECONDS", 0.0)
+    for tool in ("glob", "grep"):
+        r = await registry_for(root).execute(ToolCall("t", tool, {"pattern": "x"}))
+        assert r.is_error and ("ran out of time" in r.text or "did not finish matching" in r.text), r.text
+    listing = await registry_for(root).execute(ToolCall("t", "list_dir", {}))
+    assert listing.is_error and "ran out of time" in listing.text
+
+
+# --- no tool work after the run has ended --------------------------------------------------------
+
+
+def _cpu_after(seconds: float) -> float:
+    """Process CPU time (every thread) spent over the next ``seconds`` of wall time."""
+    start = time.process_time()
+    time.sleep(seconds)
+    return time.process_time() - start
+
+
+def test_control_an_abandoned_match_keeps_burning_cpu() -> None:
+    """Control: the measurement sees a matcher thread left running, as the old fixed 10 s budget
+    left one (on a loaded machine the thread still gets well over a third of a core)."""
+    pattern = regex.compile(CATASTROPHIC)
+    text = "a" * 40 + "b"
+
+    def match() -> None:
+        with contextlib.suppress(TimeoutError):
+            pattern.search(text, concurrent=True, timeout=2.5)
+
+    thread = threading.Thread(target=match, daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.2)
+        assert _cpu_after(2.0) > 0.6
+    finally:
+        thread.join()
+
+
+GATHERED = """
+import asyncio
+async def boom():
+    raise ValueError("the run ends now")
+await asyncio.gather(tools.grep(pattern={pattern!r}), tools.grep(pattern={pattern!r}, path="a.txt"), boom())
+"""
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "worker"])
+@pytest.mark.parametrize("ending", ["timeout", "exception"])
+def test_no_tool_cpu_after_the_run_has_ended(root: Path, backend: str, ending: str) -> None:
+    mode = CodeMode(registry_for(root), backend=backend, limits=sandbox.Limits(wall_time=1.5, cpu_time=1.5))
+    if ending == "timeout":
+        code = f"return await tools.grep(pattern={CATASTROPHIC!r})"
+    else:
+        code = GATHERED.format(pattern=CATASTROPHIC)
+
+    async def go() -> Any:
+        return await mode.run(code)
+
+    run = anyio.run(go)
+    # At the run's end the grep gives up: the snippet sees that (exception) or the timeout wins.
+    kinds = ("timeout", "exception") if ending == "timeout" else ("exception",)
+    assert not run.ok and run.result.error.kind in kinds, run.text
+    # After the run: at most the slice a matcher was in when it was stopped (well under 0.5 s of
+    # CPU), then nothing. A matcher left running would burn a core for the next two seconds.
+    assert _cpu_after(2.0) < 0.35
+
+
+# --- results over the file-size cap, refused before writing -------------------------------------
+
+
+async def test_edit_file_refuses_a_result_over_the_cap_before_building_it(root: Path) -> None:
+    (root / "small.txt").write_text("x" * 300 + "\n")
+    reg = registry_for(root, allow_write=True)
+    new = "y" * (200 * 1024)
+    tracemalloc.start()
+    try:
+        r = await call(reg, "edit_file", path="small.txt", old="x", new=new, count=300)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.is_error and "the result would be" in r.text and "nothing was written" in r.text
+    assert (root / "small.txt").read_text() == "x" * 300 + "\n"
+    assert peak < 8 * 1024 * 1024  # the 60 MB result was never built
+
+
+async def test_write_file_refuses_content_over_the_cap(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workspace, "MAX_FILE_BYTES", 1000)
+    reg = registry_for(root, allow_write=True)
+    r = await call(reg, "write_file", path="big.txt", content="é" * 600)  # 600 characters, 1200 bytes
+    assert r.is_error and "the result would be 1200 bytes; files are limited to 1000 bytes" in r.text
+    assert not (root / "big.txt").exists()
+    (root / "keep.txt").write_text("old\n")
+    r = await call(reg, "write_file", path="keep.txt", content="z" * 1001, overwrite=True)
+    assert r.is_error and (root / "keep.txt").read_text() == "old\n"
+    assert not (await call(reg, "write_file", path="ok.txt", content="z" * 1000)).is_error
+
+
+# --- hard links: reads refuse them like writes -------------------------------------------------
+
+
+async def test_reads_refuse_a_hard_link_to_a_file_outside_the_root(root: Path, tmp_path: Path) -> None:
+    os.link(tmp_path / "secret.txt", root / "hard.txt")
+    reg = registry_for(root)
+    r = await call(reg, "read_file", path="hard.txt")
+    assert r.is_error and "has other hard links" in r.text
+    g = await call(reg, "grep", pattern="s3cr3t")
+    assert not g.is_error and list(g.value["matches"]) == []
+    assert SECRET not in everything(reg, r, g)

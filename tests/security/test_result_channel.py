@@ -1,0 +1,303 @@
+"""The host trusts nothing a worker says: a scripted hostile worker writes forged frames of the
+right shape to a real host `_Session` over a socket pair.
+
+Each case asserts what the run reports (kind and exact message) and that the forged content is
+absent from the result. A worker that lies ends as `crashed` with the host's own message and
+none of its output; output past `max_output` is cut by the host, which writes the truncation
+marker itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from typing import Any
+
+import anyio
+import pytest
+
+import sandbox
+from sandbox.execution import wall_time_message
+from sandbox.limits import Limits
+from sandbox.output import TRUNCATION_MARKER, flood_message
+from sandbox.protocol import encode
+from sandbox.result import MAX_ERROR_MESSAGE
+from sandbox.scheduler import call_limit_message
+from sandbox.workers import _HostChannel, _Session
+
+pytestmark = pytest.mark.anyio
+
+FORGED = "FORGED-3f9c"
+KIB = 1024
+
+
+def lie(kind: str) -> str:
+    return f"the worker broke the protocol: it reported '{kind}', which the host did not see happen"
+
+
+def done(*, value: Any = None, logs: list[str] | None = None, error: tuple[str, str] | None = None,
+         **extra: Any) -> bytes:
+    result: dict[str, Any] = {"value": value, "logs": logs if logs is not None else [], **extra}
+    result["error"] = None if error is None else {"kind": error[0], "message": error[1]}
+    return encode({"op": "done", "result": result})
+
+
+def call(call_id: int, *, last: bool = True, args: Any = None, name: str = "record") -> bytes:
+    frame: dict[str, Any] = {"op": "call", "id": call_id, "name": name, "a": args if args is not None else [[], {}]}
+    if last:
+        frame["last"] = True
+    return encode(frame)
+
+
+class FakeWorker:
+    """Drives a real `_Session` with scripted frames; `calls` records what the binding ran."""
+
+    def __init__(self, limits: Limits | None = None, *, controller: sandbox.RunController | None = None,
+                 pid: int | None = None) -> None:
+        self.limits = limits or Limits(wall_time=5, cpu_time=5)
+        self.controller = controller
+        self.pid = pid
+        self.calls: list[dict[str, Any]] = []
+
+    async def record(self, **kwargs: Any) -> str:
+        self.calls.append(kwargs)
+        return "ok"
+
+    async def serve(self, frames: list[bytes], *, delay: float = 0.0) -> sandbox.RunResult:
+        host_end, worker_end = socket.socketpair()
+        stream = _HostChannel(host_end)
+        session = _Session(stream, {"record": self.record}, self.limits, self.controller,
+                           source_lines=10)
+        if self.pid is not None:
+            session.begin(self.pid, os.getppid())
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def write() -> None:
+                    if delay:
+                        await anyio.sleep(delay)
+                    for frame in frames:
+                        await anyio.to_thread.run_sync(worker_end.sendall, frame)
+                    worker_end.shutdown(socket.SHUT_WR)
+
+                tg.start_soon(write)
+                result = await session.serve(tg)
+                tg.cancel_scope.cancel()
+        finally:
+            stream.close()
+            worker_end.close()
+        return result
+
+
+def assert_absent(result: sandbox.RunResult, *tokens: str) -> None:
+    blob = json.dumps(result.to_json())
+    for token in tokens:
+        assert token not in blob, blob[:300]
+
+
+# -- error kinds ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["timeout", "memory", "cancelled", "call-limit", "output-limit"])
+async def test_a_kind_the_host_did_not_see_ends_as_crashed(kind: str) -> None:
+    result = await FakeWorker().serve([done(logs=[FORGED], error=(kind, FORGED))])
+    assert result == sandbox.RunResult(error=sandbox.RunError("crashed", lie(kind)))
+    assert_absent(result, FORGED)
+
+
+async def test_a_timeout_claimed_after_a_tenth_of_a_second_is_a_lie() -> None:
+    result = await FakeWorker(Limits(wall_time=5, cpu_time=5)).serve(
+        [done(logs=[FORGED], error=("timeout", wall_time_message(5)))], delay=0.1
+    )
+    assert result.error == sandbox.RunError("crashed", lie("timeout"))
+    assert_absent(result, FORGED)
+
+
+async def test_a_cpu_timeout_needs_the_cpu_time_in_proc() -> None:
+    # The "worker" is this test process: /proc shows it used far less than 2 s of CPU meanwhile.
+    worker = FakeWorker(Limits(wall_time=5, cpu_time=2), pid=os.getpid())
+    result = await worker.serve([done(logs=[FORGED], error=("timeout", FORGED))])
+    assert result.error == sandbox.RunError("crashed", lie("timeout"))
+    assert_absent(result, FORGED)
+
+
+async def test_a_memory_claim_needs_an_address_space_limit_in_force() -> None:
+    # This test process has no address-space limit, so no allocation of it can have hit one.
+    worker = FakeWorker(Limits(memory=64 * 1024 * 1024), pid=os.getpid())
+    result = await worker.serve([done(logs=[FORGED], error=("memory", FORGED))])
+    assert result.error == sandbox.RunError("crashed", lie("memory"))
+    assert_absent(result, FORGED)
+
+
+async def test_a_timeout_the_host_saw_gets_the_hosts_message() -> None:
+    result = await FakeWorker(Limits(wall_time=0.05)).serve(
+        [done(logs=["printed"], error=("timeout", FORGED))], delay=0.1
+    )
+    assert result == sandbox.RunResult(logs=["printed"], error=sandbox.RunError("timeout", wall_time_message(0.05)))
+    assert_absent(result, FORGED)
+
+
+async def test_cancelled_is_the_hosts_own_cancel() -> None:
+    controller = sandbox.RunController()
+    controller.cancel("the user pressed stop")
+    result = await FakeWorker(controller=controller).serve([done(logs=[FORGED], error=("cancelled", FORGED))])
+    assert result == sandbox.RunResult(error=sandbox.RunError("cancelled", "the run was cancelled: the user pressed stop"))
+    assert_absent(result, FORGED)
+
+
+async def test_call_limit_is_only_the_hosts_count() -> None:
+    worker = FakeWorker(Limits(max_calls=2))
+    result = await worker.serve([call(1), call(2), done(logs=[FORGED], error=("call-limit", FORGED))])
+    assert result.error == sandbox.RunError("crashed", lie("call-limit"))
+    assert len(worker.calls) == 2
+    assert_absent(result, FORGED)
+
+
+async def test_a_batch_past_max_calls_runs_no_call_at_all() -> None:
+    worker = FakeWorker(Limits(max_calls=2))
+    result = await worker.serve([call(1, last=False), call(2, last=False), call(3)])
+    assert result == sandbox.RunResult(error=sandbox.RunError("call-limit", call_limit_message(2)))
+    assert worker.calls == []
+
+
+async def test_output_limit_needs_full_output_and_a_flood() -> None:
+    limits = Limits(max_output=100)
+    full = ["x" * 100]
+    flood = await FakeWorker(limits).serve([done(logs=full, dropped=400, error=("output-limit", FORGED))])
+    assert flood == sandbox.RunResult(
+        logs=full + [TRUNCATION_MARKER.format(dropped=400)],
+        error=sandbox.RunError("output-limit", flood_message(100)),
+    )
+    short = await FakeWorker(limits).serve([done(logs=full, dropped=10, error=("output-limit", FORGED))])
+    assert short.error == sandbox.RunError("crashed", lie("output-limit"))
+    assert_absent(flood, FORGED)
+    assert_absent(short, FORGED)
+
+
+async def test_a_snippet_fault_keeps_the_workers_account() -> None:
+    message = "ValueError: bad row\nTraceback (most recent call last):\n  line 1, in <snippet>"
+    result = await FakeWorker().serve([done(logs=["a"], error=("exception", message))])
+    assert result == sandbox.RunResult(logs=["a"], error=sandbox.RunError("exception", message))
+
+
+# -- bounds on what the host reads -------------------------------------------------------------
+
+async def test_output_past_max_output_is_cut_by_the_host_with_its_marker() -> None:
+    limit = 64 * KIB
+    lines = ["y" * 1000] * 1400 + ["TAIL-" + FORGED]  # about 1.4 MB, no marker
+    text = "\n".join(lines)
+    result = await FakeWorker(Limits(max_output=limit)).serve([done(value=1, logs=lines)])
+    assert result.ok and result.value == 1
+    kept = result.logs[:-1]
+    assert len("\n".join(kept).encode()) == limit
+    assert result.logs[-1] == TRUNCATION_MARKER.format(dropped=len(text) - limit)
+    assert_absent(result, FORGED)
+
+
+async def test_too_many_log_lines_are_cut_like_any_output() -> None:
+    lines = [""] * 200_000 + [FORGED]
+    result = await FakeWorker(Limits(max_output=1000)).serve([done(logs=lines)])
+    assert result.ok
+    assert result.logs == [""] * 1001 + [TRUNCATION_MARKER.format(dropped=200_000 - 1000 + len(FORGED))]
+    assert_absent(result, FORGED)
+
+
+async def test_the_host_splits_lines_itself() -> None:
+    result = await FakeWorker().serve([done(logs=["a\nb", "c"])])
+    assert result.logs == ["a", "b", "c"]
+
+
+async def test_a_dropped_count_without_full_output_is_a_lie() -> None:
+    result = await FakeWorker(Limits(max_output=1000)).serve([done(logs=[FORGED], dropped=5)])
+    assert result.error == sandbox.RunError(
+        "crashed", "the worker broke the protocol: it reported dropped output while its output was not full"
+    )
+    assert_absent(result, FORGED)
+
+
+async def test_an_oversized_error_message_is_refused() -> None:
+    message = FORGED + "m" * MAX_ERROR_MESSAGE
+    result = await FakeWorker().serve([done(error=("exception", message))])
+    assert result.error == sandbox.RunError(
+        "crashed", f"the worker broke the protocol: an error message longer than {MAX_ERROR_MESSAGE} characters"
+    )
+    assert_absent(result, FORGED)
+
+
+async def test_a_value_larger_than_max_result_is_refused() -> None:
+    result = await FakeWorker(Limits(max_result=1000)).serve([done(value=[FORGED, "v" * 2000])])
+    assert result.error == sandbox.RunError(
+        "crashed", "the worker broke the protocol: a value larger than max_result (1000 bytes)"
+    )
+    assert_absent(result, FORGED)
+
+
+async def test_a_value_nested_past_the_json_depth_is_refused() -> None:
+    value: Any = FORGED
+    for _ in range(150):
+        value = [value]
+    result = await FakeWorker().serve([done(value=value)])
+    assert result.error == sandbox.RunError("crashed", "the worker broke the protocol: the value is not lossless JSON")
+    assert_absent(result, FORGED)
+
+
+@pytest.mark.parametrize(
+    ("frame", "reason"),
+    [
+        (done(value=FORGED, error=("exception", "x")), "a failed run has no value"),
+        (done(logs=[FORGED], extra_field=1), "the result has fields the host does not know"),
+        (done(logs=[FORGED], dropped=-1), "malformed count of dropped output"),
+        (done(logs=[FORGED], dropped=True), "malformed count of dropped output"),
+        (done(logs=[FORGED], unawaited=[[1, "rm"]]), "malformed list of calls never awaited"),
+        (done(logs=[FORGED], unawaited=[[1, "record"]] * 6), "malformed list of calls never awaited"),
+        (done(logs=[FORGED], unawaited=[[99, "record"]]), "malformed list of calls never awaited"),
+        (done(logs=[FORGED], unawaited=[], more_unawaited=3), "malformed list of calls never awaited"),
+        (encode({"op": "done", "result": {"value": None, "logs": [],
+                                          "error": {"kind": "exception", "message": "x", "x": FORGED}}}), "malformed error"),
+    ],
+    ids=["value-with-error", "unknown-field", "negative-dropped", "bool-dropped", "unknown-name",
+         "too-many-warnings", "line-past-source", "count-without-list", "error-extra-key"],
+)
+async def test_malformed_result_fields_end_as_crashed(frame: bytes, reason: str) -> None:
+    result = await FakeWorker().serve([frame])
+    assert result == sandbox.RunResult(error=sandbox.RunError("crashed", f"the worker broke the protocol: {reason}"))
+    assert_absent(result, FORGED)
+
+
+async def test_warnings_about_unawaited_calls_are_the_hosts_text() -> None:
+    result = await FakeWorker().serve(
+        [done(logs=["out"], unawaited=[[2, "record"]] * 5, more_unawaited=7)]
+    )
+    warning = "[warning] line 2: tools.record(...) was never awaited, so it did not run"
+    assert result.logs == ["out"] + [warning] * 5 + ["[warning] 7 more calls were never awaited"]
+
+
+async def test_call_arguments_past_max_call_bytes_never_reach_the_binding() -> None:
+    worker = FakeWorker(Limits(max_call_bytes=1000))
+    result = await worker.serve([call(1, args=[[], {"x": FORGED + "z" * 2000}])])
+    assert result.error == sandbox.RunError(
+        "crashed", "the worker broke the protocol: call arguments exceed max_call_bytes"
+    )
+    assert worker.calls == []
+    assert_absent(result, FORGED)
+
+
+@pytest.mark.parametrize("last", [False, 1, "yes"], ids=["false", "int", "str"])
+async def test_a_malformed_last_flag_is_refused(last: object) -> None:
+    worker = FakeWorker()
+    frame = encode({"op": "call", "id": 1, "name": "record", "a": [[], {}], "last": last})
+    result = await worker.serve([frame])
+    assert result.error == sandbox.RunError("crashed", "the worker broke the protocol: malformed call")
+    assert worker.calls == []
+
+
+async def test_lone_surrogate_escapes_in_frames_are_escaped_again() -> None:
+    # JSON text may spell a lone surrogate as an escape; no string the host reads may hold one.
+    raw = b'{"op":"done","result":{"value":"v\\udc80","logs":["p\\ud800"],"error":null}}'
+    frame = len(raw).to_bytes(4, "big") + raw
+    worker = FakeWorker()
+    call_frame = b'{"op":"call","id":1,"name":"record","a":[[],{"k\\udfff":"\\udc80"}],"last":true}'
+    result = await worker.serve([len(call_frame).to_bytes(4, "big") + call_frame, frame])
+    assert result == sandbox.RunResult(value="v\\udc80", logs=["p\\ud800"])
+    assert worker.calls == [{"k\\udfff": "\\udc80"}]
+    json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # encodes: no surrogate left

@@ -1,0 +1,228 @@
+"""enum: the functional API (`Enum('E', names)`) and class keywords must define no private or
+dunder name (the first link of the copy-reconstruct setattr gadget), however the names are
+shaped (mappings, pairs, iterables, subclasses that lie on a second read); keyword data such as
+`module=` and `qualname=` stays data, and `mro()` hides the real memberless bases.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+BACKENDS = ["worker", "inprocess"]
+
+
+ENUM_DUNDERS = """
+import enum, copy
+def red(self, proto):
+    return (print, ('reduced',))
+E = enum.Enum('E', {'A': 1, '__reduce_ex__': red, '__copy__': None})
+copy.copy(E.A)
+return 'dunders defined'
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_enum_functional_api_cannot_define_dunders(sb, backend):
+    result = await sb.run(ENUM_DUNDERS, backend=backend)
+    sb.assert_error(result, "exception", "_")
+    assert "reduced" not in result.logs
+
+
+# == The enum functional API check reads the names one way, enum reads them another ================
+#
+# `_EnumType.__call__` checks `names.keys()` (mappings), `n[0]` (pairs) or one pass over an
+# iterable; `EnumType._create_` iterates the mapping, unpacks each pair with iteration, and
+# iterates the iterable a second time. A dict subclass with its own `keys()`, a list subclass
+# with its own `__getitem__`, or an iterable that yields different names on its second pass
+# each define `__reduce_ex__` again, which re-opens the copy-reconstruct setattr gadget
+# (test_stdlib_copy.py).
+ENUM_PRELUDE = """
+import enum, copy
+def red(self, proto):
+    return (print, ('reduced',))
+"""
+
+
+ENUM_BYPASSES = {
+    "dict-keys": """
+class D(dict):
+    def keys(self):
+        return ['A']
+E = enum.Enum('E', D({'A': 1, '__reduce_ex__': red, '__copy__': None}))
+""",
+    "pair-getitem": """
+class P(list):
+    def __getitem__(self, i):
+        return 'B'
+E = enum.Enum('E', [P(['A', 1]), P(['__reduce_ex__', red]), P(['__copy__', None])])
+""",
+    "second-pass": """
+class It:
+    def __init__(self):
+        self.n = 0
+    def __iter__(self):
+        self.n += 1
+        if self.n == 1:
+            return iter([('A', 1)])
+        return iter([('A', 1), ('__reduce_ex__', red), ('__copy__', None)])
+E = enum.Enum('E', It())
+""",
+}
+
+
+@pytest.mark.parametrize("variant", sorted(ENUM_BYPASSES))
+async def test_enum_functional_api_check_cannot_be_bypassed(sb, variant):
+    code = ENUM_PRELUDE + ENUM_BYPASSES[variant] + "copy.copy(E.A)\nreturn 'copied'"
+    result = await sb.run(code)
+    if variant == "second-pass":
+        # The names are read once, into a plain list: the second, poisoned pass never happens.
+        assert result.ok and result.value == "copied", result
+    else:
+        sb.assert_error(result, "exception", "not allowed")
+    assert "reduced" not in result.logs
+
+
+def test_enum_bypass_copy_gadget_cannot_modify_host_class(isolated):
+    code = ENUM_PRELUDE.replace("red(self, proto):\n    return (print, ('reduced',))",
+                                "red(self, proto):\n    return (ident, (textwrap.TextWrapper,), "
+                                "(None, {'wrap': lambda self, text: ['PWNED']}))") + (
+        "import textwrap\n"
+        "def ident(x):\n    return x\n"
+        + ENUM_BYPASSES["dict-keys"]
+        + "copy.copy(E.A)\nreturn textwrap.wrap('a b c', 2)"
+    )
+    report = isolated(code, "import textwrap\nstate = textwrap.wrap('a b', 1)")
+    assert not report["hung"]
+    assert report["after"] == report["before"] == ["a", "b"], report
+    assert report["result"]["error"] is not None, report["result"]
+    assert report["next"]["value"] == "[1]"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_enum_functional_api_plain_forms_still_refused(sb, backend):
+    for names in ("'A __reduce_ex__'", "{'A': 1, '__copy__': None}", "[('A', 1), ('_x', 2)]"):
+        code = f"import enum\nE = enum.Enum('E', {names})\nreturn 1"
+        result = await sb.run(code, backend=backend)
+        sb.assert_error(result, "exception", "not allowed")
+
+
+async def test_enum_functional_api_keywords_are_harmless(sb):
+    # type= (a mixin), module= and qualname= are data; they define no dunder of their own.
+    code = (
+        "import enum\nclass X:\n    pass\n"
+        "E = enum.Enum('E', 'A B', type=X, module='os', qualname='os.path', start=5)\n"
+        "return [E.A.value, E.__qualname__, E.__name__]"
+    )
+    result = await sb.run(code)
+    assert result.ok, result
+    assert result.value == [5, "os.path", "E"]
+
+
+async def test_enum_class_keyword_simple_defines_nothing_private(sb):
+    # `_simple=True` reaches EnumType.__new__ (class keywords are not name-checked), but the
+    # class body is still checked, so no dunder can be defined that way.
+    code = "import enum\nclass E(enum.Enum, _simple=True):\n    __reduce_ex__ = 1\nreturn 1"
+    result = await sb.run(code)
+    sb.assert_error(result, "syntax", "__reduce_ex__")
+
+
+async def test_enum_functional_class_is_not_owned_and_names_checked(sb):
+    code = """
+import enum
+X = enum.IntEnum("X", [("a", 1)], module="os", qualname="os.path")
+return [X.a.value, X.a.name]
+"""
+    result = await sb.run(code, backend="inprocess")
+    assert result.ok and result.value == [1, "a"], result
+    bad = await sb.run('import enum\nenum.Enum("X", [("__reduce_ex__", 1)])', backend="inprocess")
+    sb.assert_error(bad, "exception", "not allowed")
+
+
+ENUM_REFUSED = {
+    # enum functional API
+    "enum_dict_private": ("import enum\nE = enum.Enum('E', {'_missing_': 1})\nreturn 1", "exception", "_missing_"),
+    "enum_names_kw": ("import enum\nE = enum.Enum('E', names='_a b')\nreturn 1", "exception", "_a"),
+    "enum_value_kw": ("import enum\nE = enum.Enum(value='E', names=[('_ignore_', 1)])\nreturn 1", "exception", "_ignore_"),
+    "enum_triple": ("import enum\nE = enum.Enum('E', [('a', 1, 2)])\nreturn 1", "exception", "pairs"),
+    "enum_bytes": ("import enum\nE = enum.Enum('E', [b'__reduce_ex__'])\nreturn 1", "exception", "not allowed"),
+    "enum_str_subclass": (
+        "import enum\nclass S(str):\n    pass\nE = enum.Enum('E', [S('ok')])\nreturn 1", "exception", "not allowed"),
+    "enum_int_key": ("import enum\nE = enum.Enum('E', {1: 2})\nreturn 1", "exception", "not allowed"),
+    "enum_generator": ("import enum\nE = enum.Enum('E', (n for n in ['a', '__x__']))\nreturn 1", "exception", "__x__"),
+    "enum_flag_private": ("import enum\nF = enum.Flag('F', '_a b')\nreturn 1", "exception", "_a"),
+    "enum_subclass_call": ("import enum\nclass B(enum.Enum):\n    pass\nE = B('E', ['_x'])\nreturn 1", "exception", "_x"),
+    "enum_metaclass_call": (
+        "import enum\nT = type(enum.Enum)\nE = T('E', (enum.Enum,), {'__reduce_ex__': 1})\nreturn 1", "exception", "type()"),
+    "enum_ignore_body": ("import enum\nclass E(enum.Enum):\n    _ignore_ = ['a']\nreturn 1", "syntax", "_ignore_"),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(ENUM_REFUSED))
+async def test_enum_refused(sb, name, backend):
+    code, kind, fragment = ENUM_REFUSED[name]
+    await sb.assert_refused(code, kind, fragment, backend=backend)
+
+
+ENUM_CLOSED = [
+    pytest.param("import enum\nclass C(enum.Enum):\n    A = 1\nreturn C._member_map_", "syntax",
+                 ["_member_map_"], id="enum-private-map"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("code", "kind", "fragments"), ENUM_CLOSED)
+@pytest.mark.filterwarnings("ignore")
+async def test_enum_closed_paths(sb, backend, code, kind, fragments):
+    await sb.assert_refused(code, kind, *fragments, backend=backend)
+
+
+ENUM_GADGETS_CLOSED = [
+        (
+            "enum_functional_type_metaclass",
+            'import enum\nenum.Enum("X", [("a", ("N", (object,), {"q": 1}))], type=type)',
+            "exception",
+            ("TypeError",),
+        ),
+        (
+            "enum_functional_type_host_class_not_owned",
+            'import enum\nX = enum.Enum("X", "a", type=int)\nX.q = 1',
+            "exception",
+            ("TypeError", "cannot modify class"),
+        ),
+        (
+            "enum_flag_bad_boundary",
+            "import enum\nclass C(enum.Flag, boundary=print):\n    A = 1\nC(7)",
+            "exception",
+            ("ValueError",),
+        ),
+        (
+            "enum_memberless_shared_intflag",
+            "import enum\nenum.IntFlag(7)",
+            "exception",
+            ("TypeError", "no members"),
+        ),
+]
+
+
+@pytest.mark.parametrize("name, code, kind, fragments", ENUM_GADGETS_CLOSED, ids=[c[0] for c in ENUM_GADGETS_CLOSED])
+async def test_enum_gadgets_closed(sb, name, code, kind, fragments):
+    await sb.assert_refused(code, kind, *fragments)
+    await sb.assert_next_run_ok()
+
+
+ENUM_HARMLESS = {
+    "enum_kwargs_qualname": (
+        "import enum\nE = enum.Enum('E', 'a b', module='m', qualname='__reduce_ex__', type=int, start=5)\n"
+        "return [E.a.value, hasattr(E, 'ok')]", [5, False]),
+    "enum_flag_ok": ("import enum\nF = enum.Flag('F', 'a b c')\nreturn [m.name for m in F]", ["a", "b", "c"]),
+    "mro_hides_real_bases": ("import enum\nreturn [c.__name__ for c in enum.Enum.mro()]", ["Enum", "object"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENUM_HARMLESS))
+async def test_enum_harmless(sb, name):
+    code, expected = ENUM_HARMLESS[name]
+    await sb.assert_harmless(code, expected, backend="inprocess")

@@ -1,0 +1,150 @@
+"""string.Template: placeholders are looked up in the mapping, never traversed as attributes;
+subclass hooks (`delimiter`, `idpattern`, `pattern`, a pattern object) shape only the regex and
+the output, and reach no host internals.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+BACKENDS = ["worker", "inprocess"]
+
+
+async def test_string_template_does_not_traverse(sb):
+    result = await sb.run("import string\nreturn string.Template('${a.__class__}').substitute(a=1)")
+    sb.assert_error(result, "exception", "ValueError", "Invalid placeholder")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_template_subclass_does_not_traverse(sb, backend):
+    code = (
+        "import string\n"
+        "class T(string.Template):\n    idpattern = r'[a-z_][a-z0-9_.]*'\n"
+        "t = T('$a.__class__ and ${b.__globals__}')\n"
+        "return t.safe_substitute({'a.__class__': 'one'})"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == "one and ${b.__globals__}"
+
+
+async def test_template_pattern_attribute_is_harmless(sb):
+    code = """
+import string
+class T(string.Template):
+    pattern = r"\\$(?:(?P<escaped>\\$)|(?P<named>[a-z]+)|(?P<braced>x)|(?P<invalid>))"
+return T("$abc").substitute(abc=1)
+"""
+    r = await sb.run(code, backend="inprocess")
+    assert r.ok, r.error
+    assert r.value == "1"
+
+
+async def test_template_delimiter_set_after_class_is_harmless(isolated):
+    code = """
+import string
+got = []
+class S(str):
+    def translate(self, t):
+        got.append(t)
+        return "x"
+class T(string.Template):
+    pass
+T.delimiter = S("$")
+class U(T):
+    pass
+return [T("$a").substitute(a=1), len(got)]
+"""
+    check = "import re\nstate = re.escape('a.q')"
+    report = isolated(code, check)
+    assert report["after"] == report["before"] == "a\\.q"
+    assert report["next"]["error"] is None
+
+
+async def test_template_bases_not_reachable(sb):
+    r = await sb.run("import string\nreturn str(string.Template.__bases__)", backend="inprocess")
+    sb.assert_error(r, "syntax", "__bases__")
+
+
+async def test_template_pattern_object_gets_convert_but_no_internals(sb):
+    code = """
+import string
+got = []
+class Pat:
+    def sub(self, fn, s):
+        got.append(fn)
+        return "x"
+class T(string.Template):
+    pass
+t = T("abc")
+t.pattern = Pat()
+t.substitute({})
+return getattr(got[0], "__globals__")["os"]
+"""
+    result = await sb.run(code)
+    sb.assert_error(result, "exception", "private")
+
+
+async def test_template_pattern_str_subclass_is_just_a_regex(sb):
+    code = """
+import string
+class P(str):
+    def replace(self, a, b):
+        return "__import__"
+class T(string.Template):
+    pattern = P(r"\\$(?:(?P<escaped>\\$)|(?P<named>[a-z]+)|{(?P<braced>[a-z]+)}|(?P<invalid>))")
+return T("$a-$$").substitute({"a": 1})
+"""
+    result = await sb.run(code)
+    assert result.ok, result
+    assert result.value == "1-$"
+
+
+STRING_GADGETS_CLOSED = [
+        (
+            "template_subclass_bad_pattern",
+            "import string\nclass T(string.Template):\n    idpattern = '('\nT('$a').substitute(a=1)",
+            "exception",
+            ("error",),
+        ),
+]
+
+
+@pytest.mark.parametrize("name, code, kind, fragments", STRING_GADGETS_CLOSED, ids=[c[0] for c in STRING_GADGETS_CLOSED])
+async def test_string_gadgets_closed(sb, name, code, kind, fragments):
+    await sb.assert_refused(code, kind, *fragments)
+    await sb.assert_next_run_ok()
+
+
+STRING_CALLBACKS = [
+    (
+        "string.Template subclass hooks",
+        "import string\nclass T(string.Template):\n    delimiter = '%'\n    idpattern = '[a-z_]+'\n"
+        "class M(dict):\n    def __getitem__(self, k):\n        return '<' + k + '>'\n"
+        "return T('%__globals__ %x').substitute(M())",
+        "<__globals__> <x>",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", STRING_CALLBACKS, ids=[c[0] for c in STRING_CALLBACKS])
+async def test_string_callbacks_receive_only_plain_objects(sb, case):
+    _, code, expected = case
+    await sb.assert_harmless(code, expected)
+
+
+STRING_HARMLESS = [
+        (
+            "template_custom_pattern_reads_mapping_only",
+            "import string\nclass T(string.Template):\n    delimiter = '%'\n    idpattern = '[_a-z]+'\n"
+            "return T('%__class__ %x').substitute({'__class__': 'c', 'x': 'y'})",
+            "c y",
+        ),
+]
+
+
+@pytest.mark.parametrize("name, code, expected", STRING_HARMLESS, ids=[c[0] for c in STRING_HARMLESS])
+async def test_string_harmless(sb, name, code, expected):
+    await sb.assert_harmless(code, expected)
