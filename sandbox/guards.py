@@ -131,8 +131,10 @@ class ReadOnly:
 #: Host classes a snippet may use but never subclass: a subclass can override what the host
 #: trusts. `dataclasses.Field`: `@dataclass` pastes `field.name` into generated source it
 #: `exec`s and `setattr`s it on the class; `functools.cached_property`: it writes its name
-#: straight into instance dicts (the `functools` shim offers a checked subclass instead).
-UNSUBCLASSABLE: tuple[type, ...] = (dataclasses.Field, functools.cached_property)
+#: straight into instance dicts (the `functools` shim offers a checked subclass instead);
+#: `string.Template`: its `__init_subclass__` hands the subclass's `delimiter` to `re.escape`,
+#: which gives it `re`'s own translation table (the `string` shim offers a checked subclass).
+UNSUBCLASSABLE: tuple[type, ...] = (dataclasses.Field, functools.cached_property, string.Template)
 
 #: Checked replacements the shims offer for unsubclassable host classes (filled in by the shims).
 CHECKED_REPLACEMENTS: set[type] = set()
@@ -369,6 +371,34 @@ _FORBIDDEN_VALUES = (types.ModuleType, types.FrameType, types.CodeType, types.Tr
 _OWNER_KEY = "__sandbox_owner__"
 
 
+def _own_dict(obj: Any) -> Any:
+    """`__dict__`/`vars()` of the snippet's own object. An instance gets its real dictionary; a
+    class gets a read-only copy: its `mappingproxy` hands the real class dictionary to the
+    reflected operator of whatever it is compared with (`C.__dict__ == x` calls
+    `x.__eq__(real_dict)`), and writing there would define what a class statement may not
+    (`__class__`, the pickling hooks) and skip the write rules. The copy leaves out the run's
+    ownership token."""
+    found = object.__getattribute__(obj, "__dict__")
+    if not isinstance(obj, type):
+        return found
+    return types.MappingProxyType(
+        {k: v for k, v in found.items() if k != _OWNER_KEY and not _forbidden_value(v)}
+    )
+
+
+def _forbidden_value(value: Any) -> bool:
+    """What no read of a `_` name may hand a snippet: modules, frames, code objects, tracebacks,
+    cells, metaclasses, and a type's `__new__` (`object.__new__` builds any host class without
+    its checks; enum's metaclass stores it in the snippet's own enum as `_new_member_`)."""
+    if isinstance(value, _FORBIDDEN_VALUES) or (isinstance(value, type) and issubclass(value, type)):
+        return True
+    return (
+        isinstance(value, types.BuiltinMethodType)
+        and value.__name__ == "__new__"
+        and isinstance(value.__self__, type)
+    )
+
+
 def _no_keywords(fn: str, kwargs: dict[str, Any]) -> None:
     if kwargs:
         raise TypeError(f"{fn}() takes no keyword arguments")
@@ -489,15 +519,21 @@ class RunGuards:
             if default is not _MISSING:
                 return default
             raise
-        if isinstance(value, _FORBIDDEN_VALUES) or (isinstance(value, type) and issubclass(value, type)):
+        if _forbidden_value(value):
             raise AttributeError(f'attribute "{name}" is not accessible: it leads outside the sandbox')
+        if name == "__wrapped__" and not (self.owns(obj) or self.owns(value)):
+            # A host wrapper's original is what the wrapper checks for (`re.sub`, `@dataclass`
+            # in the shims are wrappers of the real ones); the snippet's own stay readable.
+            raise AttributeError(
+                'attribute "__wrapped__" is not accessible: it is a host function\'s unchecked original'
+            )
         return value
 
     def _read_dunder(self, obj: Any, name: str) -> Any:
         if name == "__class__":
             return SafeType(obj)
         if name == "__dict__":
-            return object.__getattribute__(obj, "__dict__")
+            return _own_dict(obj)
         if name in ("__mro__", "__bases__"):
             if not isinstance(obj, type):
                 raise _cpython_no_attribute(obj, name)
@@ -624,7 +660,7 @@ class RunGuards:
                 "(only the snippet's own objects)"
             )
         try:
-            return object.__getattribute__(obj, "__dict__")
+            return _own_dict(obj)
         except AttributeError:
             raise TypeError("vars() argument must have __dict__ attribute") from None
 
@@ -646,22 +682,58 @@ class RunGuards:
         """`_match_class_`: check the attribute names `case cls(p1, ...)` will read natively."""
         if not isinstance(cls, type) or cls in _SELF_MATCHING:
             return cls  # CPython reports a non-class; self-matching types read nothing
-        try:
-            names = cls.__match_args__
-        except AttributeError:
+        names = _match_args(cls)
+        if names is None:
             return cls
-        if type(names) is not tuple:
-            return cls  # CPython refuses it: "__match_args__ must be a tuple"
-        owned = self.owns_class(cls)
+        # The snippet's own private names only where the subject is surely its own: a metaclass
+        # with its own instance check (a `typing.Protocol` subclass checks structurally) could
+        # let a host object match, and CPython would read the name on that.
+        owned = self.owns_class(cls) and not any(
+            "__instancecheck__" in type.__getattribute__(meta, "__dict__")
+            for meta in type(cls).__mro__
+            if meta is not type
+        )
         for name in names[:count]:
             if type(name) is not str:
                 raise TypeError("__match_args__ elements must be plain strings in the sandbox")
-            if name.startswith("_") and (is_dunder(name) or not owned) or name in INSPECT_ATTRIBUTES:
+            private = name.startswith("_") and (
+                is_dunder(name) or not owned or not self._defined_by_snippet(cls, name)
+                or _forbidden_value(_class_level(cls, name))
+            )
+            if private or name in INSPECT_ATTRIBUTES:
                 raise TypeError(
                     f"class pattern {cls.__name__}(...) would read attribute {name!r}, which is not "
                     "accessible in the sandbox"
                 )
         return cls
+
+
+def _class_level(cls: type, name: str) -> Any:
+    """What the class dictionaries along `cls`'s MRO hold under `name` (None if nothing)."""
+    for klass in type.__getattribute__(cls, "__mro__"):
+        own = type.__getattribute__(klass, "__dict__")
+        if name in own:
+            return own[name]
+    return None
+
+
+def _match_args(cls: type) -> tuple[Any, ...] | None:
+    """The `__match_args__` CPython will read after the check, found without running snippet
+    code: the plain tuple in the first class dictionary of the MRO that holds the name. A
+    descriptor there (its `__get__` could answer the check with one tuple and the match with
+    another) or on the metaclass is refused; None when the class has none."""
+    if "__match_args__" in type.__getattribute__(type(cls), "__dict__") or any(
+        "__match_args__" in type.__getattribute__(meta, "__dict__") for meta in type(cls).__mro__[1:]
+    ):
+        raise TypeError("__match_args__ on a metaclass is not supported in the sandbox")
+    for klass in type.__getattribute__(cls, "__mro__"):
+        own = type.__getattribute__(klass, "__dict__")
+        if "__match_args__" in own:
+            names = own["__match_args__"]
+            if type(names) is not tuple:
+                raise TypeError("__match_args__ must be a plain tuple of names in the sandbox")
+            return names
+    return None
 
 
 class _CheckedWrite(ReadOnly):

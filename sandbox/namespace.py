@@ -40,6 +40,10 @@ class Binding:
         self._binding_issue = issue
 
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
+        # `type(tools.f).__call__(own_object)` would read a name and an issue hook the
+        # snippet chose, and build a real request for any name.
+        if type(self) is not Binding:
+            raise TypeError("host functions cannot be created by a snippet")
         name = self._binding_name
         shown = f"{self._binding_label}.{name}()"
         try:

@@ -97,12 +97,20 @@ def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable
 def _wrapping(guards: RunGuards) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """`update_wrapper`/`wraps` onto the snippet's own functions and objects only, with the
     stdlib's fixed lists of names (caller-chosen `assigned` names would let it set
-    `__code__` or any other attribute)."""
+    `__code__` or any other attribute). A host object's `__dict__` is not copied (the wrapper
+    would hand its private entries, such as an enum's member maps, to the snippet), and its
+    `__annotations__` arrive as a copy (the stdlib shares the host's dictionary)."""
 
     def update_wrapper(wrapper: Any, wrapped: Any) -> Any:
         if not guards.owns(wrapper):
             raise TypeError("functools.update_wrapper() only changes the snippet's own functions")
-        return functools.update_wrapper(wrapper, wrapped)
+        if guards.owns(wrapped):
+            return functools.update_wrapper(wrapper, wrapped)
+        functools.update_wrapper(wrapper, wrapped, updated=())
+        annotations = getattr(wrapped, "__annotations__", None)
+        if isinstance(annotations, dict):
+            wrapper.__annotations__ = dict(annotations)
+        return wrapper
 
     def wraps(wrapped: Any) -> Callable[[Any], Any]:
         return lambda wrapper: update_wrapper(wrapper, wrapped)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import string
 from typing import Any
 
+from ..guards import CHECKED_REPLACEMENTS
 from ._base import pick
 
 NAME = "string"
@@ -21,6 +22,9 @@ class Template(string.Template):
             if isinstance(value, str):
                 type.__setattr__(cls, name, str.__str__(value))
         super().__init_subclass__(**kwargs)
+
+
+CHECKED_REPLACEMENTS.add(Template)
 
 
 def attrs() -> dict[str, Any]:

@@ -24,8 +24,10 @@ PRIVATE = 'names starting with "_" are private'
 
 
 DUNDER = [
+    # `__class__` and `__mro__` are introspection now (`type(x)`, the visible MRO); the chain's
+    # last link, the one that reaches every loaded class, stays refused.
     pytest.param("return (1).__class__.__mro__[1].__subclasses__()", "syntax",
-                 ['attribute "__class__" is not allowed', PRIVATE], id="literal-class-mro-subclasses"),
+                 ['attribute "__subclasses__" is not allowed', PRIVATE], id="literal-class-mro-subclasses"),
     pytest.param("import json\nG = json.dumps.__globals__\n" + READ, "syntax",
                  ['attribute "__globals__" is not allowed'], id="literal-globals"),
     pytest.param("def f():\n    pass\nreturn f.__code__.co_consts", "syntax",
@@ -34,16 +36,21 @@ DUNDER = [
                  ['"__getattribute__"'], id="literal-getattribute"),
     pytest.param("return object.__subclasses__()", "syntax",
                  ['"__subclasses__"'], id="literal-object-subclasses"),
-    pytest.param("class A:\n    pass\nreturn A.__dict__", "syntax",
-                 ['"__dict__"'], id="literal-class-dict"),
+    # A class's `__dict__` is a read-only copy: nothing written through it reaches the class
+    # (see test_class_dict_hands_out_no_writable_dictionary).
+    pytest.param("class A:\n    pass\nA.__dict__['__class__'] = property(lambda s: int)\nreturn 1", "exception",
+                 ["TypeError", "'mappingproxy' object does not support item assignment"], id="literal-class-dict"),
     pytest.param("import json\nreturn json.dumps.__init__.__self__", "syntax",
                  ['"__self__"'], id="init-then-self-literal"),
     pytest.param("import statistics\nG = getattr(statistics.mean, '__globals__')\n" + READ, "exception",
                  ["AttributeError", 'attribute "__globals__" is not accessible', PRIVATE], id="getattr-globals"),
     pytest.param("import statistics\nG = getattr(statistics.mean, '__' + 'glob' + 'als__')\n" + READ, "exception",
                  ["AttributeError", '"__globals__" is not accessible'], id="getattr-computed-globals"),
-    pytest.param("c = getattr(1, '__class__')\nreturn str(c)", "exception",
-                 ["AttributeError", '"__class__" is not accessible'], id="getattr-class"),
+    # `__class__` is `type(x)`: the class of a class is the sandbox's `type`, and the class
+    # hands out no subclass list.
+    pytest.param("c = getattr(1, '__class__')\nif c is not int or getattr(c, '__class__') is not type:\n"
+                 "    raise LookupError('not type(x)')\nreturn str(getattr(c, '__subclasses__')())", "exception",
+                 ["AttributeError", '"__subclasses__" is not accessible'], id="getattr-class"),
     pytest.param("import statistics\nm = getattr(statistics.mean, '__init__')\nG = getattr(getattr(m, '__self__'), '__globals__')\n" + READ,
                  "exception", ["AttributeError", '"__init__" is not accessible'], id="getattr-init-self"),
     pytest.param("bases = type(1).mro()\nsubs = getattr(bases[-1], '__subclasses__')()\nreturn [str(s) for s in subs]",
@@ -58,8 +65,8 @@ DUNDER = [
                  "exception", ["AttributeError", '"__globals__" is not accessible'], id="attrgetter-second-name"),
     pytest.param("import operator\nr = operator.methodcaller('__reduce_ex__', 2)(1)\nreturn str(r)",
                  "exception", ["AttributeError", '"__reduce_ex__" is not accessible'], id="methodcaller-reduce"),
-    pytest.param("x = vars(1)\nreturn str(x)", "exception",
-                 ["NameError", "'vars' is not defined"], id="vars"),
+    pytest.param("import statistics\nx = vars(statistics.mean)\nreturn str(x)", "exception",
+                 ["TypeError", "vars() of a 'function' object is not available"], id="vars"),
     pytest.param("import statistics\nG = getattr(statistics.mean, 'func_globals', None) or getattr(statistics.mean, '__builtins__')\n" + READ,
                  "exception", ["AttributeError", '"__builtins__" is not accessible'], id="getattr-builtins"),
     pytest.param("def f():\n    pass\nsetattr(f, '__code__', None)\nreturn 1", "exception",
@@ -70,8 +77,10 @@ DUNDER = [
     pytest.param(
         "class P:\n    pass\nmatch (lambda: 0):\n    case object(__globals__=G):\n        return str(G)",
         "syntax", ['"__globals__" is not allowed in a class pattern'], id="match-class-pattern-globals"),
-    pytest.param("class A:\n    __getattr__ = getattr\nreturn 1", "syntax",
-                 ['"__getattr__"'], id="class-body-dunder-assign"),
+    # A class may define `__getattr__` now; bound to the guarded `getattr` it reads nothing the
+    # guard refuses.
+    pytest.param("class A:\n    __getattr__ = getattr\nreturn str(getattr(A(), '__globals__'))", "exception",
+                 ["AttributeError", '"__globals__" is not accessible'], id="class-body-dunder-assign"),
     pytest.param("class A:\n    def __getattribute__(self, n):\n        return 1\nreturn 1", "syntax",
                  ['"__getattribute__"'], id="class-def-undefinable-dunder"),
     pytest.param("class M(type(int)):\n    pass\nreturn 1", "exception",
@@ -142,7 +151,9 @@ async def test_str_subclass_attribute_names(sb, code):
 
 
 POLICY_REFUSED = {
-    "pos_class_pattern": ("class P:\n    pass\nmatch P():\n    case P(1):\n        pass\nreturn 1", "syntax", "positional"),
+    # Positional class patterns are Python now; a class without `__match_args__` gets CPython's error.
+    "pos_class_pattern": ("class P:\n    pass\nmatch P():\n    case P(1):\n        pass\nreturn 1", "exception",
+                          "P() accepts 0 positional sub-patterns (1 given)"),
     "class_kw_private": ("class A(_x=1):\n    pass\nreturn 1", "syntax", "_x"),
 }
 
@@ -173,7 +184,9 @@ async def test_metaclass_refused(sb):
 # function is an instance of (enum's functional API defines `__reduce_ex__`, copy's reconstruction
 # runs the setattr, `typing.Protocol` subclasses `register` any type); `case Q(g)` then reads
 # `__globals__` of the guarded `getattr`: the real `sandbox.guards` module dict and its builtins.
-# Positional class patterns are refused at compile time, which closes the chain's last step.
+# The enum functional API refuses names starting with "_" (the first gadget), and a class
+# pattern's `__match_args__` is checked before CPython reads it (the last step; see
+# test_class_pattern_reads_no_refused_attribute).
 
 
 ESCAPE = """
@@ -196,10 +209,13 @@ B = g['_builtins']
 """
 
 
+ENUM_REFUSED = "enum member name '__reduce_ex__' is not allowed in the sandbox"
+
+
 async def test_match_args_escape_inprocess_reads_host_file(sb):
     code = ESCAPE + "return B.open(SECRET_PATH).read()"
     result = await sb.run(code, backend="inprocess")
-    sb.assert_error(result, "syntax", "positional patterns in a class pattern are not supported")
+    sb.assert_error(result, "exception", "ValueError", ENUM_REFUSED)
 
 
 async def test_match_args_escape_worker_gets_real_os(sb):
@@ -208,7 +224,8 @@ async def test_match_args_escape_worker_gets_real_os(sb):
         "return [type(os).__name__, os.getpid() > 1, sorted(os.environ)]"
     )
     result = await sb.run(code)
-    sb.assert_error(result, "syntax", "positional patterns in a class pattern are not supported")
+    sb.assert_error(result, "exception", "ValueError", ENUM_REFUSED)
+    assert "getpid" not in str(result.value) and result.logs == []
 
 
 async def test_hostile_worker_frame_cannot_crash_the_host(sb):
@@ -222,20 +239,100 @@ async def test_hostile_worker_frame_cannot_crash_the_host(sb):
         result = await sb.run(code)
     except Exception as exc:  # the host must never see the worker's malformation as an exception
         pytest.fail(f"sandbox.run raised {type(exc).__name__}")
-    # The escape is closed at compile time now; the host side of a frame whose name is a list
-    # is covered with a scripted worker in tests/sandbox/test_worker.py (unhashable-name).
-    assert result.error is not None and result.error.kind == "syntax", result
+    # The escape is closed before it gets the real `os`; the host side of a frame whose name is
+    # a list is covered with a scripted worker in tests/sandbox/test_worker.py (unhashable-name).
+    sb.assert_error(result, "exception", "ValueError", ENUM_REFUSED)
     assert sb.spy.calls == []
 
 
 async def test_match_class_pattern_on_own_class_cannot_set_match_args(sb):
-    # The direct ways to get __match_args__ onto a class stay refused.
-    code = "class Q:\n    __match_args__ = ('__globals__',)\nreturn 1"
+    # A class body may define __match_args__ (it is the data model); a pattern that would read a
+    # refused name through it is refused before CPython reads anything.
+    code = (
+        "import statistics\nclass Q:\n    __match_args__ = ('__globals__',)\n"
+        "match Q():\n    case Q(g):\n        return sorted(g)\nreturn 1"
+    )
     result = await sb.run(code)
-    sb.assert_error(result, "syntax", "__match_args__")
+    sb.assert_error(result, "exception", "TypeError", "would read attribute '__globals__'")
+    # Writing it after the class statement stays refused.
     code = "class Q:\n    pass\nsetattr(Q, '__match_args__', ('__globals__',))\nreturn 1"
     result = await sb.run(code)
     sb.assert_error(result, "exception", "AttributeError", "private")
+
+
+MATCH_ARGS_TOCTOU = """
+n = [0]
+class D:
+    def __get__(self, inst, owner):
+        n[0] += 1
+        return ('real',) if n[0] % 2 == 1 else ('__traceback__',)
+class Q(Exception):
+    __match_args__ = D()
+    real = 1
+try:
+    raise Q()
+except Q as e:
+    caught = e
+match caught:
+    case Q(tb):
+        return [str(tb), n[0]]
+return 'no match'
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_class_pattern_reads_no_refused_attribute(sb, backend):
+    # A descriptor as `__match_args__` could answer the guard's check with a harmless tuple and
+    # CPython's read right after it with a refused name: the guard reads the class dictionary.
+    result = await sb.run(MATCH_ARGS_TOCTOU, backend=backend)
+    sb.assert_error(result, "exception", "TypeError", "__match_args__ must be a plain tuple")
+    assert "traceback" not in str(result.value)
+    # A plain tuple naming a refused attribute of the snippet's own exception is refused too.
+    code = (
+        "class Q(Exception):\n    __match_args__ = ('__traceback__',)\n"
+        "try:\n    raise Q()\nexcept Q as e:\n    caught = e\n"
+        "match caught:\n    case Q(tb):\n        return str(tb)\nreturn 'no match'"
+    )
+    result = await sb.run(code, backend=backend)
+    sb.assert_error(result, "exception", "TypeError", "would read attribute '__traceback__'")
+    assert result.value is None
+
+
+CLASS_DICT_REFLECTED = """
+class X:
+    def __eq__(self, other):
+        got.append(other)
+        return True
+    def __ror__(self, other):
+        got.append(other)
+        return {}
+    __hash__ = None
+got = []
+class C:
+    pass
+C.__dict__ == X()
+C.__dict__ | X()
+for d in got:
+    d['__class__'] = property(lambda s: int)
+tokens = []
+class B:
+    def __init_subclass__(cls):
+        tokens.extend(k for k in cls.__dict__ if k.startswith('__sandbox'))
+class S(B):
+    pass
+return [isinstance(C(), int), len(got), tokens, '__class__' in C.__dict__]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_class_dict_hands_out_no_writable_dictionary(sb, backend):
+    # `mappingproxy` compares and `|`s through its real dictionary, handing that to the other
+    # operand's reflected method: a snippet could then define `__class__` (isinstance lies) or
+    # the pickling hooks on its class. The class `__dict__` is a copy, without the ownership token.
+    result = await sb.run(CLASS_DICT_REFLECTED, backend=backend)
+    assert result.ok, result
+    assert result.value == [False, 2, [], False]
+    sb.assert_no_leak(result)
 
 
 # == host code that reads or writes attributes the snippet names ===================================

@@ -386,15 +386,49 @@ async def test_legitimate_uses_keep_working(sb, backend: str, code: str, expecte
     assert result.value == expected
 
 
-@pytest.mark.parametrize("hook", ["__copy__", "__deepcopy__", "__reduce_ex__", "__getstate__"])
+@pytest.mark.parametrize("hook", ["__reduce_ex__", "__getstate__"])
 async def test_a_snippet_cannot_define_copy_hooks_in_a_class_statement(sb, hook: str) -> None:
-    """The policy keeps copy hooks out of class statements (so `__copy__`/`__deepcopy__` defined
-    in a snippet do not work today), which leaves data-driven class builders as the only source
-    of a class-level hook the copy check has to refuse."""
+    """The policy keeps the pickling hooks out of class statements, which leaves data-driven
+    class builders as the only source of a class-level hook the copy check has to refuse.
+    `__copy__`/`__deepcopy__` are the snippet's own code (see the test below)."""
     code = f"import copy\nclass C:\n    def {hook}(self, *a):\n        print('hook ran')\nreturn copy.copy(C())"
     result = await sb.run(code)
     sb.assert_error(result, "syntax", hook)
     assert "hook ran" not in result.logs
+
+
+SNIPPET_COPY_HOOKS = """
+import copy, json
+class C:
+    def __init__(self):
+        self.items = [json]
+    def __copy__(self):
+        print('copy ran', type(self).__name__)
+        return 'copied'
+    def __deepcopy__(self, memo):
+        print('deep ran', type(memo).__name__)
+        return 'deep'
+out = [copy.copy(C()), copy.deepcopy(C()), copy.deepcopy([C()])]
+for name in ('__copy__', '__deepcopy__'):
+    try:
+        getattr(json, name)
+        out.append(name + ' read')
+    except AttributeError:
+        out.append(name + ' refused')
+return out
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_snippet_copy_hooks_run_as_its_own_code(sb, backend: str) -> None:
+    """`__copy__`/`__deepcopy__` defined in a class statement (issue 12) are called with the
+    snippet's own object (and, for deepcopy, the copy's own memo dict); the hooks of host
+    objects stay unreadable."""
+    result = await sb.run(SNIPPET_COPY_HOOKS, backend=backend)
+    assert result.ok, result
+    assert result.value == ["copied", "deep", ["deep"], "__copy__ refused", "__deepcopy__ refused"]
+    assert result.logs == ["copy ran C", "deep ran dict", "deep ran dict"]
+    sb.assert_no_leak(result)
 
 
 def test_the_guard_hands_back_sandbox_versions_by_identity() -> None:

@@ -18,12 +18,19 @@ DOCS = {"f": "f(x): does f", "g": "g(): does g"}
 NAMESPACE = [
     pytest.param("T = type(tools)\nt = T(None, 'tools', ['f'], print)\nreturn 1", "exception",
                  ["TypeError", "namespaces cannot be created by a snippet"], id="construct-namespace"),
-    pytest.param("return str(tools.__dict__)", "syntax", ['"__dict__"'], id="tools-dict-literal"),
+    pytest.param("return str(tools.__dict__)", "exception", ['"__dict__" is not accessible'], id="tools-dict-literal"),
     pytest.param("return str(getattr(tools, '__dict__'))", "exception", ['"__dict__" is not accessible'], id="tools-dict-computed"),
     pytest.param("return str(getattr(tools, '_ns_entries'))", "exception", ['"_ns_entries" is not accessible'], id="tools-private-slot"),
     pytest.param("return str(getattr(tools.f, '_binding_issue'))", "exception", ['"_binding_issue" is not accessible'], id="binding-issue-slot"),
     pytest.param("return str(getattr(tools.f, '__closure__'))", "exception", ['"__closure__" is not accessible'], id="binding-closure"),
-    pytest.param("return str(getattr(tools.f, '__call__'))", "exception", ['"__call__" is not accessible'], id="binding-call"),
+    # `__call__` is a data-model method (issue 12): the bound method leads nowhere further, and
+    # the class's function refuses any object but a real binding as `self`.
+    pytest.param("c = getattr(tools.f, '__call__')\nreturn str(getattr(c, '__self__'))", "exception",
+                 ['"__self__" is not accessible'], id="binding-call"),
+    pytest.param("class Fake:\n    def __init__(self):\n        self._binding_name = 'f'\n"
+                 "        self._binding_label = 'tools'\n        self._binding_issue = lambda r: r\n"
+                 "return str(type(tools.f).__call__(Fake(), 1))", "exception",
+                 ["TypeError", "host functions cannot be created by a snippet"], id="binding-call-forged-self"),
     pytest.param("return str(getattr(tools.describe, '__func__'))", "exception", ['"__func__" is not accessible'], id="describe-func"),
     pytest.param("return str(getattr(tools.describe, '__self__'))", "exception", ['"__self__" is not accessible'], id="describe-self"),
     pytest.param("return str(getattr(type(tools), '__slots__'))", "exception", ['"__slots__" is not accessible'], id="namespace-slots"),

@@ -63,7 +63,7 @@ async def test_container_subclass_overrides_do_not_run(sb):
 
 BASE_EXCEPTIONS = [
     pytest.param("raise SystemExit(0)", "SystemExit", id="SystemExit"),
-    pytest.param("import sys\nraise SystemExit('bye')", "ImportError", id="import-sys-exit"),
+    pytest.param("import sys\nraise SystemExit('bye')", "ModuleNotFoundError", id="import-sys-exit"),
     pytest.param("raise KeyboardInterrupt", "KeyboardInterrupt", id="KeyboardInterrupt"),
     pytest.param("raise GeneratorExit('x')", "GeneratorExit", id="GeneratorExit"),
     pytest.param("class Mine(BaseException):\n    pass\nraise Mine('boom')", "Mine: boom", id="BaseException-subclass"),

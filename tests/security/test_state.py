@@ -83,7 +83,9 @@ async def test_shim_and_class_mutation_refused(sb, backend, code, fragments):
 INIT_REINIT = [
     pytest.param(
         "import json\njson.__init__('json', {'dumps': lambda *a, **k: 'PWNED'})\nreturn 1",
-        "import sandbox.shims as s\nm = s._STATIC_SHIMS.get('json')\nstate = m.dumps([1]) if m is not None else None",
+        # Builds the shared json shim before the run, so a poisoned one would show after it.
+        "import sandbox.shims as s\nfrom sandbox.guards import RunGuards\n"
+        "state = s.ShimSet(RunGuards(), {}).get('json').dumps([1])",
         id="reinit-shared-json-shim",
     ),
     pytest.param(
@@ -113,10 +115,11 @@ INIT_REINIT = [
 def test_inprocess_host_state_untouched(isolated, code, check):
     report = isolated(code, check)
     assert not report["hung"]
-    # The snippet is refused before it runs: `__init__` may only be read as `super().__init__` ...
+    # The read is refused at run time: `__init__` outside `super()` only where the snippet's own
+    # class defines it ...
     assert report["result"]["error"] is not None, report["result"]
-    assert report["result"]["error"]["kind"] == "syntax"
-    assert "may only be read as super().__init__(...)" in report["result"]["error"]["message"]
+    assert report["result"]["error"]["kind"] == "exception"
+    assert 'AttributeError: attribute "__init__" is not accessible' in report["result"]["error"]["message"]
     # ... and in any case the host and the next run must be untouched.
     assert report["after"] == report["before"]
     assert report["next"]["value"] == "[1]"
@@ -131,11 +134,28 @@ def test_inprocess_decimal_context_untouched(isolated):
     assert report["after"] == report["before"] == []
 
 
+def test_inprocess_decimal_context_writes_stay_in_the_run(isolated):
+    # `getcontext()` is the run's own context and a new `Context()` the snippet's own object
+    # (both writable since issue 12); the host thread's context, `DefaultContext` and the
+    # stdlib's `BasicContext`/`ExtendedContext` (the shim hands out copies) stay as they were.
+    report = isolated(
+        "import decimal\ndecimal.getcontext().prec = 3\nc = decimal.Context()\nc.prec = 2\n"
+        "decimal.BasicContext.prec = 1\ndecimal.ExtendedContext.prec = 1\n"
+        "decimal.setcontext(c)\nreturn [str(decimal.Decimal(1) / decimal.Decimal(3)), decimal.getcontext().prec]",
+        "import decimal\nstate = [decimal.getcontext().prec, decimal.DefaultContext.prec, "
+        "decimal.BasicContext.prec, decimal.ExtendedContext.prec]",
+    )
+    assert report["result"]["value"] == ["0.33", 2]
+    assert report["after"] == report["before"] == [28, 28, 9, 9]
+    assert report["next"]["value"] == "[1]"
+
+
 async def test_worker_reinit_of_shim_does_not_outlive_the_run(sb):
     poisoned = await sb.run("import json\njson.__init__('json', {'dumps': lambda *a, **k: 'PWNED'})\nreturn json.dumps(1)")
     following = await sb.run("import json\nreturn json.dumps([1])")
     assert following.ok and following.value == "[1]"
-    assert poisoned.error is not None and poisoned.error.kind == "syntax"
+    assert poisoned.error is not None and poisoned.error.kind == "exception"
+    assert 'attribute "__init__" is not accessible' in poisoned.error.message
 
 
 LEAKS = [
@@ -187,8 +207,9 @@ async def test_functools_partial_is_harmless(sb):
 
 
 HOST_OBJECT_WRITES = [
-    ("decimal Context write", "import decimal\nctx = decimal.Context()\nctx.prec = 3\nreturn 1", "exception",
-     ["cannot modify"]),
+    # A new `decimal.Context()` is the snippet's own (writable, issue 12); the class is the host's.
+    ("decimal Context write", "import decimal\ntype(decimal.getcontext()).prec = 3\nreturn 1", "exception",
+     ["cannot modify class 'Context'"]),
 ]
 
 

@@ -167,8 +167,20 @@ async def test_enum_refused(sb, name, backend):
 
 
 ENUM_CLOSED = [
-    pytest.param("import enum\nclass C(enum.Enum):\n    A = 1\nreturn C._member_map_", "syntax",
-                 ["_member_map_"], id="enum-private-map"),
+    # The snippet's own enum's private maps are its own (issue 12); a host enum's are not, and
+    # what enum's metaclass stored in the snippet's enum that leads outside (`_new_member_` is
+    # `object.__new__`, which builds any host class without its checks) stays refused.
+    pytest.param("import re\nreturn str(type(re.I)._member_map_)", "exception",
+                 ['"_member_map_" is not accessible'], id="enum-private-map"),
+    pytest.param("import re\nreturn str(getattr(type(re.I), '_value2member_map_'))", "exception",
+                 ['"_value2member_map_" is not accessible'], id="enum-host-value-map"),
+    pytest.param("import enum, operator\nclass C(enum.Enum):\n    A = 1\nreturn str(C._new_member_(operator.attrgetter))",
+                 "exception", ['"_new_member_" is not accessible: it leads outside the sandbox'], id="enum-own-new-member"),
+    pytest.param("import enum, operator\nclass C(enum.Enum):\n    A = 1\nreturn str(vars(C)['_new_member_'])",
+                 "exception", ["KeyError", "_new_member_"], id="enum-own-new-member-vars"),
+    pytest.param("import enum\nclass E(enum.Enum):\n    __match_args__ = ('_new_member_',)\n    A = 1\n"
+                 "match E.A:\n    case E(n):\n        return str(n)", "exception",
+                 ["would read attribute '_new_member_'"], id="enum-own-new-member-pattern"),
 ]
 
 

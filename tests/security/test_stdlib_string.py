@@ -64,8 +64,52 @@ return [T("$a").substitute(a=1), len(got)]
 
 
 async def test_template_bases_not_reachable(sb):
-    r = await sb.run("import string\nreturn str(string.Template.__bases__)", backend="inprocess")
-    sb.assert_error(r, "syntax", "__bases__")
+    # `__bases__`/`__mro__` are introspection (issue 12) and, like `mro()`, hide the real
+    # `string.Template`, which cannot be subclassed either.
+    code = (
+        "import string\nT = string.Template\n"
+        "return [len(T.__bases__), [c is T for c in T.__mro__], [c is T for c in T.mro()]]"
+    )
+    r = await sb.run(code, backend="inprocess")
+    assert r.ok, r
+    assert r.value == [0, [True, False], [True, False]]
+
+
+REAL_TEMPLATE_POISONS_RE_ESCAPE = """
+import string, re
+RT = string.Template.mro()[1] if len(string.Template.mro()) > 2 else object
+class L(str):
+    def translate(self, table):
+        table[ord('a')] = 'PWNED'
+        return str.translate(self, table)
+class X(RT):
+    delimiter = L('$')
+return re.escape('abc')
+"""
+
+
+def test_real_template_cannot_poison_re_escape(isolated):
+    # Through the real `string.Template` (reachable by `mro()` before), a subclass's lying
+    # `delimiter` got `re`'s process-wide translation table from `re.escape`.
+    report = isolated(REAL_TEMPLATE_POISONS_RE_ESCAPE, "import re\nstate = re.escape('a.q')")
+    assert report["result"]["value"] == "abc"
+    assert report["after"] == report["before"] == "a\\.q"
+    assert report["next"]["error"] is None
+
+
+def test_real_template_cannot_be_subclassed() -> None:
+    # Should a snippet get the real class some other way, its class statement is refused; the
+    # checked Template subclasses as usual.
+    import string
+
+    import sandbox.shims
+    from sandbox.guards import RunGuards
+
+    factory = RunGuards().class_factory
+    with pytest.raises(TypeError, match="'Template' cannot be subclassed"):
+        factory("X", (string.Template,), {})
+    checked = sandbox.shims.string.Template
+    assert issubclass(factory("Y", (checked,), {"__qualname__": "Y"}), string.Template)
 
 
 async def test_template_pattern_object_gets_convert_but_no_internals(sb):

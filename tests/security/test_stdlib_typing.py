@@ -55,7 +55,10 @@ TYPING_CLOSED = [
      ["cannot modify"]),
     ("subclass typing alias class", "import typing, textwrap\nclass A(type(typing.List), _root=True):\n    pass\n"
      "a = A(textwrap.TextWrapper, 0)\na.pwned = 1\nreturn 1", "syntax", ['class keyword "_root" is not allowed']),
-    ("typing alias __origin__", "import typing\nreturn getattr(typing.List, '__origin__')", "exception", ["private"]),
+    # `__origin__` is a value (issue 12); the shared alias cannot be pointed elsewhere.
+    ("typing alias __origin__", "import typing\no = getattr(typing.List, '__origin__')\n"
+     "if o is not list:\n    raise LookupError('not list')\nsetattr(typing.List, '__origin__', dict)\nreturn 1",
+     "exception", ["AttributeError", "private"]),
 ]
 
 
