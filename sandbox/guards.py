@@ -480,7 +480,8 @@ class RunGuards:
             mro = type.__getattribute__(obj, "__mro__")
         else:
             if is_snippet_function(obj):
-                return True
+                # Its attributes and data model; `__init__`/`__init_subclass__` are `object`'s.
+                return name not in SUPER_ONLY
             if not self.owns_class(type(obj)):
                 return False
             mro = type.__getattribute__(type(obj), "__mro__")
@@ -544,6 +545,10 @@ class RunGuards:
         if name in ("__cause__", "__context__", "__suppress_context__", "__notes__"):
             if not isinstance(obj, BaseException):
                 raise _cpython_no_attribute(obj, name)
+            if name == "__context__" and obj.__suppress_context__:
+                # `raise ... from None` in host code hides an internal exception (the bindings'
+                # NotJSONError); as in a printed traceback, a suppressed context is not there.
+                return None
         return getattr(obj, name)
 
     def hasattr(self, obj: Any, name: Any) -> bool:

@@ -69,6 +69,9 @@ DUNDER = [
                  ["TypeError", "vars() of a 'function' object is not available"], id="vars"),
     pytest.param("import statistics\nG = getattr(statistics.mean, 'func_globals', None) or getattr(statistics.mean, '__builtins__')\n" + READ,
                  "exception", ["AttributeError", '"__builtins__" is not accessible'], id="getattr-builtins"),
+    # A snippet function's `__init__`/`__init_subclass__` are `object`'s, not the snippet's own.
+    pytest.param("def f():\n    pass\nreturn str(f.__init_subclass__)", "exception",
+                 ["AttributeError", '"__init_subclass__" is not accessible'], id="own-function-init-subclass"),
     pytest.param("def f():\n    pass\nsetattr(f, '__code__', None)\nreturn 1", "exception",
                  ["AttributeError", '"__code__" is not accessible'], id="setattr-code"),
     pytest.param(

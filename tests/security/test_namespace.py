@@ -169,3 +169,17 @@ async def test_unawaited_call_warnings_respect_output_cap(sb, backend):
     assert sb.spy.calls == []
     assert sum(len(line) for line in result.logs) < 10_000
     assert result.error is None or result.error.kind != "crashed", result.error
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_a_refused_argument_hides_the_internal_exception(sb, backend):
+    # The binding raises `TypeError(...) from None` over the sandbox's internal NotJSONError;
+    # a suppressed `__context__` reads as absent, so the internal class stays out of reach.
+    code = (
+        "try:\n    tools.f(object())\nexcept TypeError as e:\n"
+        "    return [e.__context__ is None, e.__suppress_context__, 'not JSON' in str(e)]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [True, True, True]
+    assert sb.spy.calls == []

@@ -12,7 +12,9 @@ exactly what a run's snippet starts with and walks the object graph the way a sn
   running a real snippet through `Execution` in this process;
 - edges: every attribute name in `dir(obj)` (plus a few `__getattr__`-only names) that the
   policy lets a snippet read, read with the sandbox's own `guarded_getattr` (runtime refusals
-  count as refusals); `type(obj)` as the snippet's `SafeType` gives it; items of tuples, lists,
+  count as refusals); the dunders the guard judges (data-model methods, introspection names,
+  `__init__`-like names) and private `_x` names, read with the seed run's own `RunGuards.getattr`
+  (so the snippet's own objects get what a snippet gets, host objects what it refuses); `type(obj)` as the snippet's `SafeType` gives it; items of tuples, lists,
   sets, dicts and mapping proxies; zero-argument calls of classes, of shim functions and of an
   allowlist of pure method names (never anything with a host side effect); and forwarding
   objects: every expanded object wrapped the ways a snippet can wrap it in an object that
@@ -51,7 +53,13 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 import sandbox
 from sandbox import guards, shims
 from sandbox.execution import Execution
-from sandbox.policy import READABLE_PRIVATE, SUPER_ONLY
+from sandbox.policy import (
+    DATA_MODEL_METHODS,
+    INTROSPECTION_DUNDERS,
+    READABLE_PRIVATE,
+    SUPER_ONLY,
+    is_dunder,
+)
 
 # -- bounds -------------------------------------------------------------------------------------
 MAX_DEPTH = 12
@@ -90,6 +98,22 @@ def readable(name: str) -> bool:
     return guards.attribute_problem(name) is None
 
 
+#: Dunders a snippet may name, decided per receiver by the run's guard (`_getattr_`).
+JUDGED_DUNDERS = DATA_MODEL_METHODS | INTROSPECTION_DUNDERS | SUPER_ONLY
+
+
+GUARD_PROBE_NAMES = tuple(sorted(INTROSPECTION_DUNDERS | SUPER_ONLY))
+
+
+def readable_by_guard(name: str) -> bool:
+    """Attribute names the policy compiles into a `_getattr_` call: the judged dunders and
+    every other `_x` name (the snippet's own private names, mangled `_C__x`, and names such as
+    enum's `_member_map_`, which the guard allows only where the snippet's own class holds them)."""
+    if name in READABLE_PRIVATE or not name.startswith("_") or name == "_":
+        return False
+    return name in JUDGED_DUNDERS if is_dunder(name) else True
+
+
 # -- what may be called host-side -----------------------------------------------------------------
 #: Zero-argument methods that only compute (never mutate shared state, never touch the host).
 PURE_ZERO_ARG = frozenset(
@@ -122,7 +146,7 @@ DANGEROUS_SLOTS = frozenset(
     {
         "__getattribute__", "__getattr__", "__setattr__", "__delattr__", "__init__", "__new__",
         "__subclasses__", "__reduce__", "__reduce_ex__", "__init_subclass__", "__set_name__",
-        "__class_getitem__", "__get__", "__set__", "__delete__", "__setstate__", "__dir__",
+        "__get__", "__set__", "__delete__", "__setstate__", "__dir__",
     }
 )
 SLOT_TYPES = (types.MethodWrapperType, types.WrapperDescriptorType, types.BuiltinMethodType,
@@ -133,7 +157,7 @@ SLOT_TYPES = (types.MethodWrapperType, types.WrapperDescriptorType, types.Builti
 SANCTIONED_SANDBOX = frozenset(
     {
         "ModuleShim", "ReadOnly", "Namespace", "Binding", "PendingCall", "_Awaitable",
-        "CallRequest", "_Sleep", "_Gather", "_Internal", "_CheckedGetter", "attrgetter",
+        "CallRequest", "_Sleep", "_Gather", "_Internal", "_CheckedGetter", "attrgetter", "_CheckedWrite",
         "methodcaller", "SafeType", "_BoundFormat", "ToolCallError", "_EnumType", "_VisibleMro", "_PlainStrMethod", "cached_property",
         "Template",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
@@ -189,6 +213,24 @@ def _judged_method(obj: Any) -> str | None:
     return None
 
 
+@functools.cache
+def _unchecked_originals() -> dict[int, str]:
+    """The real functions the shims' checked versions wrap (`re.sub` behind the shim's), by id."""
+    found: dict[int, str] = {}
+    ex = Execution("return 1", ["f"], sandbox.Limits())
+    importer = ex.globals["__builtins__"]["__import__"]
+    for mod in shims.ALLOWED_MODULES:
+        shim = importer(mod, ex.globals, None, (), 0)
+        for name, value in object.__getattribute__(shim, "_shim_attrs").items():
+            try:
+                original = object.__getattribute__(value, "__wrapped__")
+            except AttributeError:
+                continue
+            if original is not value:
+                found[id(original)] = f"{mod}.{name}"
+    return found
+
+
 def _module_dicts() -> dict[int, str]:
     return {id(vars(m)): name for name, m in list(sys.modules.items()) if m is not None}
 
@@ -218,8 +260,19 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
     judged = _judged_method(obj)
     if judged:
         return judged
+    if (
+        isinstance(obj, type)
+        and obj in guards.UNSUBCLASSABLE
+        and any(issubclass(c, obj) for c in guards.CHECKED_REPLACEMENTS)
+    ):
+        return f"the real {obj.__module__}.{obj.__qualname__} (the shims offer a checked subclass)"
+    originals = _unchecked_originals()
+    if id(obj) in originals and callable(obj):
+        return f"the unchecked original of the shim's {originals[id(obj)]}"
     if isinstance(obj, SLOT_TYPES):
         name = getattr(obj, "__name__", "")
+        if name == "__get__" and guards.is_snippet_function(getattr(obj, "__self__", None)):
+            return None  # the snippet's own function bound to an object: `types.MethodType(fn, x)`
         if name in DANGEROUS_SLOTS:
             owner = getattr(obj, "__self__", None) or getattr(obj, "__objclass__", None)
             return f"the slot {name} of {type(owner).__name__ if owner is not None else '?'}"
@@ -252,6 +305,8 @@ SEED_SNIPPET = """
 import asyncio, collections, copy, dataclasses, datetime, decimal, difflib, enum, fractions
 import functools, hashlib, itertools, json, operator, random, re, statistics, string, textwrap
 import time, typing, uuid
+import base64, binascii, bisect, calendar, csv, fnmatch, graphlib, heapq, html, io, numbers
+import pprint, secrets, shlex, struct, tomllib, unicodedata, urllib.parse, zlib, zoneinfo
 def fn(x=1):
     return x
 class C:
@@ -259,6 +314,31 @@ class C:
         return 1
 class E(enum.Enum):
     A = 1
+class Own:
+    __slots__ = ('_slot', '__dict__')
+    _cls_private = ['class-level']
+    def __init__(self):
+        self._slot = ['slot']
+        self._mine = [1]
+        self.__mangled = ['mangled']
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+    def __init_subclass__(cls):
+        pass
+    def __class_getitem__(cls, item):
+        return item
+class Desc:
+    def __get__(self, inst, owner=None):
+        return 1
+    def __set_name__(self, owner, name):
+        pass
+class WithDesc(Own):
+    d = Desc()
+class Sub(string.Template):
+    delimiter = '%'
+class Err(Exception):
+    _private = ['err']
 @dataclasses.dataclass
 class D:
     x: int = 1
@@ -371,6 +451,41 @@ add('complex', lambda: 1j)
 add('slice', lambda: slice(1))
 add('range', lambda: range(2))
 add('exceptiongroup', lambda: ExceptionGroup('g', [ValueError(1)]))
+add('own', lambda: Own())
+add('own-cls', lambda: WithDesc)
+add('own-desc-inst', lambda: WithDesc())
+add('own-template', lambda: Sub('%x'))
+add('own-error', lambda: Err('x'))
+add('own-enum-member', lambda: E.A)
+add('stringio', lambda: io.StringIO('a,b\\n'))
+add('bytesio', lambda: io.BytesIO(b'x'))
+add('csv-reader', lambda: csv.reader(['a,b']))
+add('csv-writer', lambda: csv.writer(io.StringIO()))
+add('csv-dictreader', lambda: csv.DictReader(['a,b', '1,2']))
+add('csv-dictwriter', lambda: csv.DictWriter(io.StringIO(), ['a']))
+add('csv-sniffer', lambda: csv.Sniffer())
+add('topo', lambda: graphlib.TopologicalSorter({'a': ['b']}))
+add('textcal', lambda: calendar.TextCalendar())
+add('htmlcal', lambda: calendar.HTMLCalendar())
+add('urlparse', lambda: urllib.parse.urlparse('http://u@h:1/p;q?a=1#f'))
+add('urlsplit', lambda: urllib.parse.urlsplit('http://h/p?a=1'))
+add('parse_qs', lambda: urllib.parse.parse_qs('a=1&b=2'))
+add('zone', lambda: zoneinfo.ZoneInfo('UTC'))
+add('struct', lambda: struct.Struct('<i'))
+add('toml', lambda: tomllib.loads('a = {b = [1, 2.5, "x"]}\\n[t]\\nd = 1979-05-27T07:32:00Z'))
+add('toml-load', lambda: tomllib.load(io.BytesIO(b'x = 1')))
+add('shlex', lambda: shlex.split('a "b c"'))
+add('pformat', lambda: pprint.pformat({'a': [1]}))
+add('zlib', lambda: zlib.compress(b'x'))
+add('b64', lambda: base64.b64encode(b'x'))
+add('hexlify', lambda: binascii.hexlify(b'x'))
+add('fnmatch', lambda: fnmatch.filter(['a.py'], '*.py'))
+add('html', lambda: html.escape('<a>'))
+add('heap', lambda: heapq.nsmallest(1, [2, 1]))
+add('bisect', lambda: bisect.bisect([1, 2], 1))
+add('secret', lambda: secrets.token_hex(4))
+add('numbers', lambda: numbers.Integral)
+add('unicodedata', lambda: unicodedata.name('a'))
 # Exceptions raised by host code carry host-chosen attributes (`obj`, `doc`, `pattern`, `args`).
 def caught(name, fn):
     try:
@@ -396,14 +511,20 @@ caught('datetime', lambda: datetime.datetime(0, 0, 0))
 caught('fraction', lambda: fractions.Fraction(1, 0))
 caught('statistics', lambda: statistics.mean([]))
 caught('uuid', lambda: uuid.UUID('x'))
+caught('toml', lambda: tomllib.loads('a = '))
+caught('csv', lambda: next(csv.reader(['"a'], strict=True)))
+caught('graphlib', lambda: list(graphlib.TopologicalSorter({'a': ['a']}).static_order()))
+caught('zone', lambda: zoneinfo.ZoneInfo('Nowhere/None'))
+caught('struct', lambda: struct.unpack('<i', b''))
+caught('zlib', lambda: zlib.decompress(b'x'))
 return seeds
 """
 
 
-def _run_sync(code: str) -> Any:
+def _run_sync(code: str, ex: Execution | None = None) -> Any:
     """Run a snippet to completion in this process (it makes no host call) and return the raw
     object it returned, exactly as the snippet held it."""
-    ex = Execution(code, ["f"], sandbox.Limits(), docs={"f": "doc"})
+    ex = ex or Execution(code, ["f"], sandbox.Limits(), docs={"f": "doc"})
     ex.start()
     ex.step()
     main = ex.scheduler.main
@@ -460,10 +581,12 @@ class Crawl:
     elapsed: float
     findings: dict[str, tuple[str, str]]  # path -> (reason, repr)
     by_type: collections.Counter[str]
+    near: frozenset[str]  # paths of everything within two steps of a root
 
 
-def build_roots() -> list[tuple[str, Any]]:
-    ex = Execution("return 1", ["f"], sandbox.Limits(), docs={"f": "doc"})
+def build_roots() -> tuple[list[tuple[str, Any]], Any]:
+    """The roots, and the run's own `_getattr_` (its guard knows which classes the seeds made)."""
+    ex = Execution(SEED_SNIPPET, ["f"], sandbox.Limits(), docs={"f": "doc"})
     g = ex.globals
     b = g["__builtins__"]
     roots: list[tuple[str, Any]] = []
@@ -478,15 +601,16 @@ def build_roots() -> list[tuple[str, Any]]:
     importer = b["__import__"]
     for mod in shims.ALLOWED_MODULES:
         roots.append((f"import {mod}", importer(mod, g, None, (), 0)))
-    seeds = _run_sync(SEED_SNIPPET)
+    seeds = _run_sync(SEED_SNIPPET, ex)
     failed = {name: repr(value) for name, value in seeds.items() if name.endswith("!")}
     assert not failed, f"seed expressions failed (the crawl would miss what they make): {failed}"
     for name, value in seeds.items():
         roots.append((f"seed:{name}", value))
-    return roots
+    return roots, g["_getattr_"]
 
 
-def _attr_names(obj: Any) -> list[str]:
+def _attr_names(obj: Any) -> tuple[list[str], list[str]]:
+    """(names read with `guarded_getattr`, names read with the run's guard)."""
     try:
         names = list(dir(obj))
     except Exception:
@@ -494,7 +618,15 @@ def _attr_names(obj: Any) -> list[str]:
     if isinstance(obj, shims.ModuleShim):
         names += list(object.__getattribute__(obj, "_shim_attrs"))
     names += PROBE_NAMES
-    return [n for n in dict.fromkeys(names) if isinstance(n, str) and readable(n)]
+    # `dir()` of a class leaves out what its metaclass gives (`__mro__`, `__bases__`), and an
+    # enum's leaves out its private names: probe the judged introspection names and the class
+    # dictionaries' own keys too.
+    names += GUARD_PROBE_NAMES
+    if isinstance(obj, type):
+        for klass in type.__getattribute__(obj, "__mro__"):
+            names += list(type.__getattribute__(klass, "__dict__"))
+    names = [n for n in dict.fromkeys(names) if isinstance(n, str)]
+    return [n for n in names if readable(n)], [n for n in names if readable_by_guard(n)]
 
 
 def _safe_to_call_zero(obj: Any, via: str, parent: Any) -> bool:
@@ -509,9 +641,23 @@ def _safe_to_call_zero(obj: Any, via: str, parent: Any) -> bool:
     return callable(obj) and via in PURE_ZERO_ARG
 
 
-def _children(obj: Any, counters: dict[str, int], attrs: bool) -> list[tuple[str, Any]]:
+def _children(obj: Any, counters: dict[str, int], attrs: bool, run_getattr: Any) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
-    for name in _attr_names(obj) if attrs else ():
+    plain, judged = _attr_names(obj) if attrs else ([], [])
+    for name in judged:
+        try:
+            value = run_getattr(obj, name)
+        except Exception:
+            counters["refused"] += 1
+            continue
+        if isinstance(value, (*SLOT_TYPES, types.MethodType, guards._CheckedWrite)):
+            # A method bound to this receiver: one per (receiver type, name) says what they all do.
+            key = (type(obj), name, type(value))
+            if key in counters["bound"]:
+                continue
+            counters["bound"].add(key)
+        out.append((f".{name}", value))
+    for name in plain:
         try:
             value = guards.guarded_getattr(obj, name)
         except Exception:
@@ -552,18 +698,21 @@ def _children(obj: Any, counters: dict[str, int], attrs: bool) -> list[tuple[str
     return out
 
 
-def crawl(roots: list[tuple[str, Any]]) -> Crawl:
-    """Breadth-first walk from `roots`; BFS order makes every reported path a shortest one."""
+def crawl(roots: list[tuple[str, Any]], run_getattr: Any = None) -> Crawl:
+    """Breadth-first walk from `roots`; BFS order makes every reported path a shortest one.
+    `run_getattr` reads the guard-judged names (a fresh run's guard by default)."""
+    run_getattr = run_getattr or guards.RunGuards().getattr
     start = time.monotonic()
     module_dicts = _module_dicts()
     seen: dict[int, tuple[int | None, str]] = {}
     keep: list[Any] = []  # keeps every reached object alive so ids stay unique
     findings: dict[str, tuple[str, str]] = {}
     per_type: collections.Counter[type] = collections.Counter()
-    counters = {"refused": 0}
+    counters: dict[str, Any] = {"refused": 0, "bound": set()}
     host_functions = 0
     queue: deque[tuple[Any, int, bool]] = deque()
     max_depth = 0
+    near: set[str] = set()
 
     def path_of(oid: int) -> str:
         parts = []
@@ -591,6 +740,8 @@ def crawl(roots: list[tuple[str, Any]]) -> Crawl:
             return
         seen[oid] = (parent, step)
         keep.append(obj)
+        if depth <= 2:
+            near.add(path_of(oid))
         max_depth = max(max_depth, depth)
         reason = forbidden_reason(obj, module_dicts)
         if reason:
@@ -621,7 +772,7 @@ def crawl(roots: list[tuple[str, Any]]) -> Crawl:
         visit(value, None, name, 0)
     while queue and len(seen) < MAX_OBJECTS:
         obj, depth, attrs = queue.popleft()
-        for step, child in _children(obj, counters, attrs):
+        for step, child in _children(obj, counters, attrs, run_getattr):
             visit(child, id(obj), step, depth + 1)
     return Crawl(
         objects=len(seen),
@@ -632,12 +783,13 @@ def crawl(roots: list[tuple[str, Any]]) -> Crawl:
         elapsed=time.monotonic() - start,
         findings=findings,
         by_type=collections.Counter(type(o).__name__ for o in keep),
+        near=frozenset(near),
     )
 
 
 @functools.cache
 def snippet_crawl() -> Crawl:
-    return crawl(build_roots())
+    return crawl(*build_roots())
 
 
 def _report(findings: dict[str, tuple[str, str]]) -> str:
@@ -682,6 +834,27 @@ def test_crawl_covers_the_snippet_surface() -> None:
     assert result.objects < MAX_OBJECTS, "the object bound cut the crawl short: " + summary
 
 
+def test_crawl_walks_private_names_and_the_data_model() -> None:
+    # The guard-judged names are edges too: the snippet's own private attributes (mangled as
+    # Python does) and dunders, while host objects' and what leads outside stay refused.
+    near = snippet_crawl().near
+    for path in (
+        "seed:own._mine", "seed:own._Own__mangled", "seed:own._slot", "seed:own._cls_private",
+        "seed:own.__class__", "seed:own.__dict__", "seed:own.__eq__", "seed:own-cls.__mro__",
+        "seed:own-cls.__init_subclass__", "seed:own-cls.__class_getitem__", "seed:own-error._private",
+        "seed:enum._member_map_",
+        "seed:own-template.__class__",
+    ):
+        assert path in near, path
+    for path in (
+        "seed:enum._new_member_", "seed:fn.__init__", "import re.sub.__wrapped__",
+        "import dataclasses.dataclass.__wrapped__", "seed:raised:tools-arg.__context__",
+        "seed:template._invalid", "seed:own-template.__init__", "import json.__dict__",
+        "seed:own-desc-inst.__get__", "seed:caught.__traceback__",
+    ):
+        assert path not in near, path
+
+
 def test_nothing_forbidden_is_reachable() -> None:
     unexpected = _unexpected(snippet_crawl().findings)
     assert not unexpected, (
@@ -692,6 +865,10 @@ def test_nothing_forbidden_is_reachable() -> None:
 
 #: Findings the crawl once reported, now closed; they must stay unreachable.
 CLOSED_HOLES = [
+    # Found by the crawl once it walked the judged dunders and private names (issue 12):
+    "the unchecked original of the shim's",
+    "the real string.Template",
+    "the slot __new__",
     "the real memberless enum class enum.",
     # Through forwarding objects (`typing.Annotated[str, 0].format`, `typing.Type.mro`, ...):
     "the real format",
