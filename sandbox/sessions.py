@@ -28,6 +28,7 @@ on the channel) and idle (no CPU time used); anything else resets the session as
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
@@ -50,7 +51,7 @@ from .session import SessionState
 from .workers import (
     SPAWN_TIMEOUT,
     WorkerRuntime,
-    _cpu_seconds,
+    _cpu_of,
     _HostChannel,
     _pid_frame,
     _Session,
@@ -293,8 +294,10 @@ class Session:
         """For the reaper: reset the session if it has been idle too long (or lived too long)
         and no run is in progress; the time it will next be due, or None."""
         with self._lock:
-            if self._busy or not self._live or self.closed:
+            if not self._live or self.closed:
                 return None
+            if self._busy:
+                return now + self.limits.idle_timeout  # looked at again after the run
             due = min(self._last + self.limits.idle_timeout, self._opened + self.limits.max_lifetime)
             if due > now:
                 return due
@@ -348,7 +351,9 @@ class WorkerSession(Session):
         self._worker: _Worker | None = None
         self._stream: _HostChannel | None = None
         self._jail = "full"
+        self._stat: _StatFile | None = None
         self._cpu_after: float | None = None
+        self._fields: list[str] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -384,7 +389,9 @@ class WorkerSession(Session):
             runtime._replenish()
         self._worker, self._stream = worker, stream
         self._jail = "full" if worker.jail.full else "weak"
-        self._cpu_after = _cpu_seconds(worker.pid, worker.parent)
+        self._stat = _StatFile(worker.pid, worker.parent)
+        self._fields = self._stat.read()
+        self._cpu_after = None if self._fields is None else _cpu_of(self._fields)
         return None
 
     def _between_runs(self) -> str | None:
@@ -399,7 +406,9 @@ class WorkerSession(Session):
             spoke = None
         except OSError:
             spoke = b""
-        cpu = _cpu_seconds(worker.pid, worker.parent)
+        assert self._stat is not None
+        self._fields = fields = self._stat.read()
+        cpu = None if fields is None else _cpu_of(fields)
         if spoke is not None or cpu is None or self._cpu_after is None or cpu - self._cpu_after > IDLE_CPU_SLACK:
             if spoke:
                 logger.warning("a session worker wrote to its channel between runs; resetting the session")
@@ -412,24 +421,61 @@ class WorkerSession(Session):
         worker, stream = self._worker, self._stream
         assert worker is not None and stream is not None and worker.pid is not None
         host = _Session(stream, bindings, limits, controller, namespace=namespace, source_lines=code.count("\n") + 1)
-        host.begin(worker.pid, worker.parent)
+        fields, self._fields = self._fields, None
+        host.begin(worker.pid, worker.parent, fields)
         extra = {"base": host.size_at_start} if host.size_at_start else None
         result = await self.runtime._run(host, stream, code, bindings, limits, namespace, docs, controller, extra)
         if host.buffer and (result.error is None or result.error.kind not in RESET_KINDS):
             # More than one `done` frame for one `run`: the worker is not following the protocol.
             result = RunResult(error=RunError("crashed", "the worker broke the protocol: it sent more after its result"))
-        self._cpu_after = _cpu_seconds(worker.pid, worker.parent)
+        assert self._stat is not None
+        after = self._stat.read()
+        self._cpu_after = None if after is None else _cpu_of(after)
         return replace(result, jail=self._jail)  # type: ignore[arg-type]
 
     def _discard(self) -> None:
-        worker, stream = self._worker, self._stream
-        self._worker = self._stream = None
+        worker, stream, stat = self._worker, self._stream, self._stat
+        self._worker = self._stream = self._stat = None
+        if stat is not None:
+            stat.close()
         if worker is not None:
             worker.kill()
             with self.runtime._lock:
                 self.runtime._session_workers.discard(worker)
         if stream is not None:
             stream.close()
+
+
+class _StatFile:
+    """/proc/<pid>/stat of a session worker, held open: each read is one `pread` of the same
+    process (never of a later one with a reused pid), checked to be a child of the template."""
+
+    __slots__ = ("fd", "parent")
+
+    def __init__(self, pid: int, parent: int | None) -> None:
+        self.parent = parent
+        try:
+            self.fd: int | None = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.fd = None
+
+    def read(self) -> list[str] | None:
+        """The fields after the command name, or None if the worker is gone."""
+        if self.fd is None:
+            return None
+        try:
+            stat = os.pread(self.fd, 4096, 0).decode("ascii", "replace")
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if self.parent is not None and int(fields[1]) != self.parent:
+                return None
+            return fields
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 class InProcessSession(Session):
@@ -487,9 +533,13 @@ class _Reaper:
         self._thread: threading.Thread | None = None
 
     def watch(self, session: Session) -> None:
+        """Keep an eye on `session`. A session already watched is not news: its due time only
+        ever moves later, and the thread looks again when the earlier one comes."""
         if session.closed or not session._live:
             return
         with self._cond:
+            if session in self._sessions:
+                return
             self._sessions.add(session)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="sandbox-session-reaper", daemon=True)

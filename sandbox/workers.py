@@ -411,11 +411,12 @@ class _Session:
         self.cpu_at_start: float | None = None
         self.size_at_start: int | None = None
 
-    def begin(self, pid: int, parent: int | None) -> None:
+    def begin(self, pid: int, parent: int | None, fields: list[str] | None = None) -> None:
         """Note the worker and the moment its run starts, with the CPU time it had used by then:
         the evidence a reported timeout is checked against."""
         self.pid, self.parent = pid, parent
-        fields = _proc_fields(pid, parent)
+        if fields is None:
+            fields = _proc_fields(pid, parent)
         self.cpu_at_start = None if fields is None else _cpu_of(fields)
         self.size_at_start = None if fields is None else int(fields[_VSIZE])
         self.started = time.monotonic()
