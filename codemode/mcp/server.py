@@ -50,7 +50,8 @@ SERVER_VERSION = "0.1.0"
 
 
 class CodeModeLike(Protocol):
-    """What the server needs of a ``CodeMode``: the SDK, the prompt, and dispatch."""
+    """What the server needs of a ``CodeMode``: the SDK, the prompt, and dispatch (and, with
+    ``sessions``, ``session(key)``)."""
 
     registry: Any
 
@@ -59,9 +60,26 @@ class CodeModeLike(Protocol):
     async def handle(self, tool_call: ToolCall, *, agent: str | None = None, on_sub_call: Any = None) -> CallOutcome: ...
 
 
-def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto") -> str:
+def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto", sessions: bool = False) -> str:
     """The ``run_code`` description: within 2,048 characters unless ``sdk`` is ``full``."""
-    return budgeted_text(code_mode.sdk(agent), lead=m.RUN_CODE_MCP_LEAD, budget=DESCRIPTION_BUDGET, mode=sdk)
+    lead = m.RUN_CODE_MCP_LEAD + (" " + cm.RUN_CODE_SESSION if sessions else "")
+    return budgeted_text(code_mode.sdk(agent), lead=lead, budget=DESCRIPTION_BUDGET, mode=sdk)
+
+
+def _code_session(code_mode: Any, session: Any) -> Any:
+    """The code session of the MCP session a request belongs to: one per ``Mcp-Session-Id``
+    over streamable HTTP, one per connection over stdio. It is closed (its worker killed) when
+    that MCP session ends, or resets after its idle timeout."""
+    connection = getattr(session, "_connection", session)
+    key = getattr(connection, "session_id", None) or f"mcp-connection-{id(connection)}"
+    existing = code_mode.sessions.get(key)
+    if existing is not None:
+        return existing
+    code_session = code_mode.session(key)
+    stack = getattr(connection, "exit_stack", None)
+    if stack is not None:
+        stack.callback(code_session.close)
+    return code_session
 
 
 def _prompt(code_mode: CodeModeLike, agent: str | None) -> str:
@@ -83,6 +101,7 @@ def build_server(
     name: str = SERVER_NAME,
     sdk: SdkMode = "auto",
     discovery_tools: bool = True,
+    sessions: bool = False,
 ) -> Server[Any]:
     """The low-level MCP ``Server`` offering ``code_mode`` to ``agent``'s view of the registry.
 
@@ -90,7 +109,9 @@ def build_server(
     fits 2,048 characters, else the discovery text), ``compact`` (always the discovery text)
     or ``full`` (always the whole SDK). ``discovery_tools`` adds ``search_tools`` and
     ``get_tool_sdk``. A client that sends a progress token gets progress during a run, and
-    every client hears ``tools/list_changed`` when the registry's tool set changes.
+    every client hears ``tools/list_changed`` when the registry's tool set changes. With
+    ``sessions`` (the ``CodeMode`` made with ``sessions=...``), each MCP session keeps its own
+    program state across its ``run_code`` calls (``_code_session``).
     Raises ``ValueError`` for ``max_concurrent < 1``, an unknown ``sdk`` or a registry
     without ``run_code``.
     """
@@ -98,6 +119,8 @@ def build_server(
         raise ValueError(f"max_concurrent must be an int >= 1, got {max_concurrent!r}")
     if sdk not in SDK_MODES:
         raise ValueError(f"sdk must be one of {', '.join(SDK_MODES)}, got {sdk!r}")
+    if sessions and getattr(code_mode, "session_limits", None) is None:
+        raise ValueError("sessions=True needs a CodeMode made with sessions=True")
     schema = _run_code_schema(code_mode, agent)
     limiter = anyio.CapacityLimiter(max_concurrent)
     numbers = itertools.count(1)
@@ -108,7 +131,7 @@ def build_server(
         changes.seen(ctx.session)
         tool = types.Tool(
             name=RUN_CODE,
-            description=_description(code_mode, agent, sdk),
+            description=_description(code_mode, agent, sdk, sessions),
             input_schema=schema,
             annotations=types.ToolAnnotations(title="Run code", open_world_hint=True),
         )
@@ -124,9 +147,10 @@ def build_server(
             text, failed = call_catalog_tool(code_mode.sdk(agent), params.name, call.arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
         report = ctx.session.report_progress  # a no-op unless the client asked for progress
+        options: dict[str, Any] = {"session": _code_session(code_mode, ctx.session)} if sessions else {}
         async with limiter:
             outcome = await with_progress(
-                report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call)
+                report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call, **options)
             )
         content = to_mcp_content(outcome.result.content) or [types.TextContent(type="text", text=outcome.text)]
         return types.CallToolResult(content=content, is_error=outcome.is_error)
