@@ -84,7 +84,7 @@ _KIND_CAUSES = {
     "output-limit": "the run printed far past its output limit",
     "call-limit": "the run made too many tool calls",
     "cancelled": "the run was cancelled",
-    "crashed": "the run's worker process died",
+    "crashed": "the run's worker process failed",
 }
 CAUSE_IDLE = "it was idle for more than {seconds:g} s"
 CAUSE_LIFETIME = "it reached its maximum lifetime of {seconds:g} s"
