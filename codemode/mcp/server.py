@@ -17,6 +17,8 @@ from __future__ import annotations
 import itertools
 import logging
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Protocol
 
@@ -66,20 +68,35 @@ def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "aut
     return budgeted_text(code_mode.sdk(agent), lead=lead, budget=DESCRIPTION_BUDGET, mode=sdk)
 
 
-def _code_session(code_mode: Any, session: Any) -> Any:
-    """The code session of the MCP session a request belongs to: one per ``Mcp-Session-Id``
-    over streamable HTTP, one per connection over stdio. It is closed (its worker killed) when
-    that MCP session ends, or resets after its idle timeout."""
-    connection = getattr(session, "_connection", session)
-    key = getattr(connection, "session_id", None) or f"mcp-connection-{id(connection)}"
-    existing = code_mode.sessions.get(key)
-    if existing is not None:
-        return existing
-    code_session = code_mode.session(key)
-    stack = getattr(connection, "exit_stack", None)
-    if stack is not None:
-        stack.callback(code_session.close)
-    return code_session
+def _code_session(code_mode: Any, ctx: Any) -> Any:
+    """The code session of the MCP session a request belongs to, or None.
+
+    Over streamable HTTP: one per ``Mcp-Session-Id``, closed (its worker killed) when that MCP
+    session ends (the client's DELETE, the transport's idle timeout); a request without a
+    session id (stateless HTTP) runs one-shot, since nothing tells its client apart. Over stdio
+    (and in-memory transports): one per connection, which the server's run holds as its
+    lifespan state and closes when the connection ends. Either way it resets after its own
+    idle timeout."""
+    if getattr(ctx, "request", None) is not None:
+        connection = getattr(ctx.session, "_connection", None)
+        session_id = getattr(connection, "session_id", None)
+        if not session_id:
+            return None
+        key = f"mcp-http-{session_id}"
+        existing = code_mode.sessions.get(key)
+        if existing is not None:
+            return existing
+        code_session = code_mode.session(key)
+        stack = getattr(connection, "exit_stack", None)
+        if stack is not None:
+            stack.callback(code_session.close)
+        return code_session
+    key = (getattr(ctx, "lifespan_context", None) or {}).get(_SESSION_KEY)
+    return code_mode.session(key) if isinstance(key, str) else None
+
+
+#: The lifespan-state entry that names a connection's code session (stdio, in-memory).
+_SESSION_KEY = "codemode_session"
 
 
 def _prompt(code_mode: CodeModeLike, agent: str | None) -> str:
@@ -147,7 +164,8 @@ def build_server(
             text, failed = call_catalog_tool(code_mode.sdk(agent), params.name, call.arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
         report = ctx.session.report_progress  # a no-op unless the client asked for progress
-        options: dict[str, Any] = {"session": _code_session(code_mode, ctx.session)} if sessions else {}
+        code_session = _code_session(code_mode, ctx) if sessions else None
+        options: dict[str, Any] = {"session": code_session} if code_session is not None else {}
         async with limiter:
             outcome = await with_progress(
                 report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call, **options)
@@ -187,11 +205,25 @@ def build_server(
         message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=_prompt(code_mode, agent)))
         return types.GetPromptResult(description=m.SDK_PROMPT_DESCRIPTION, messages=[message])
 
+    runs = itertools.count(1)
+
+    @asynccontextmanager
+    async def lifespan(server: Any) -> AsyncIterator[dict[str, Any]]:
+        """One per served connection on stdio (once for all of them over HTTP): it names the
+        connection's code session and closes it when the connection ends."""
+        key = f"mcp-connection-{next(runs)}"
+        async with changes.lifespan(server) as state:
+            try:
+                yield {**state, _SESSION_KEY: key}
+            finally:
+                if sessions:
+                    code_mode.close_session(key)  # type: ignore[attr-defined]
+
     return Server(
         name,
         version=SERVER_VERSION,
         instructions=m.SERVER_INSTRUCTIONS,
-        lifespan=changes.lifespan,
+        lifespan=lifespan,
         on_subscriptions_listen=changes.listen,
         on_list_tools=list_tools,
         on_call_tool=call_tool,

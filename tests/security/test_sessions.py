@@ -259,14 +259,23 @@ async def test_the_filter_still_denies_on_a_session_workers_nth_run() -> None:
         runtime.close()
 
 
+SEND_MORE_WITH_RESULT = """
+import sandbox.protocol as protocol
+original = protocol.BlockingChannel.send
+def send(self, data):
+    protocol.BlockingChannel.send = original
+    original(self, data + b"\\x00\\x00\\x00\\x0e{\\"op\\":\\"done\\"}")
+protocol.BlockingChannel.send = send
+result = "armed"
+"""
+
+
 async def test_a_worker_that_sends_more_than_its_result_is_reset() -> None:
     runtime = probe_runtime()
     s = sandbox.open_session(runtime)
     try:
-        attack = SPEAK_BETWEEN_RUNS.replace("    time.sleep(0.3)  # after the host has read the result (sent at once, it is caught with it)\n", "")
-        assert attack != SPEAK_BETWEEN_RUNS
-        first = await s.run(attack, limits=FAST)
-        assert first.error is not None and first.error.kind == "crashed"
+        first = await s.run(SEND_MORE_WITH_RESULT, limits=FAST)
+        assert first.error is not None and first.error.kind == "crashed", first
         assert first.error.message == "the worker broke the protocol: it sent more after its result"
         assert first.value is None and first.reset == reset_sentence("the run's worker process failed")
         assert s.pid is None
