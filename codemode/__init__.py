@@ -15,6 +15,9 @@ from .events import (
     EVENT_CODE_DISPATCH,
     EVENT_CODE_DISPATCH_START,
     EVENT_MESSAGE,
+    EVENT_SESSION_CLOSE,
+    EVENT_SESSION_RESET,
+    EVENT_SESSION_START,
     EVENT_TOOL_CALL,
     EVENT_TOOL_RESULT,
     EventLog,
@@ -40,6 +43,7 @@ from .messages import ErrorKind
 from .plugins import load_plugin
 from .presentation import diff_card, generic_card, terminal_card
 from .registry import RESERVED_NAMES, AgentScope, Registry
+from .sessions import CodeSession
 from .workspace import (
     DEFAULT_WRITE_POLICY,
     WorkspaceError,
@@ -53,6 +57,9 @@ __all__ = [
     "EVENT_CODE_DISPATCH",
     "EVENT_CODE_DISPATCH_START",
     "EVENT_MESSAGE",
+    "EVENT_SESSION_CLOSE",
+    "EVENT_SESSION_RESET",
+    "EVENT_SESSION_START",
     "EVENT_TOOL_CALL",
     "EVENT_TOOL_RESULT",
     "RESERVED_NAMES",
@@ -61,6 +68,7 @@ __all__ = [
     "CallOutcome",
     "CodeMode",
     "CodeRun",
+    "CodeSession",
     "CodemodeError",
     "Decision",
     "ErrorKind",

@@ -183,7 +183,15 @@ _TRUNCATED_LOGS = re.compile(re.escape(TRUNCATION_MARKER).replace(re.escape("{dr
 
 
 def render_run(result: sandbox.RunResult) -> str:
-    """What the model reads back: logs then the value, the no-output marker, or the error."""
+    """What the model reads back: logs then the value, the no-output marker, or the error; in a
+    session that lost its state, then one line that says so."""
+    text = _rendered(result)
+    if result.reset is not None:
+        text += "\n" + m.SESSION_NOTE.format(sentence=result.reset)
+    return text
+
+
+def _rendered(result: sandbox.RunResult) -> str:
     if result.error is not None:
         text = m.RUN_FAILED.format(kind=result.error.kind, message=result.error.message)
         if result.logs:
@@ -446,6 +454,8 @@ class _Settings:
     sink: list[CodeRun] | None = None
     on_dispatch: Callable[[SubCall], None] | None = None
     on_finish: Callable[[SubCall], None] | None = None
+    #: The session this call runs in (``CodeMode(sessions=...)``), or None for a one-shot run.
+    session: sandbox.Session | None = None
 
 
 _NO_SETTINGS = _Settings()
@@ -469,6 +479,7 @@ class RunCodeTool:
         backend: sandbox.BackendName | sandbox.Runtime,
         preflight: bool,
         executor: Executor | None,
+        sessions: bool = False,
     ) -> None:
         if isinstance(max_parallel_sub_calls, bool) or not isinstance(max_parallel_sub_calls, int) or max_parallel_sub_calls < 1:
             raise ValueError(f"max_parallel_sub_calls must be an int >= 1, got {max_parallel_sub_calls!r}")
@@ -478,6 +489,8 @@ class RunCodeTool:
         self.backend = backend
         self.preflight = preflight
         self.executor: Executor = executor if executor is not None else self._pipeline
+        #: With sessions, ``run_code`` takes ``restart`` and says that variables persist.
+        self.sessions = sessions
 
     async def _pipeline(self, call: ToolCall, parent: ExecutionToken, gate: DispatchGate) -> ToolResult:
         return await run_call(self.registry, call, None, parent, gate=gate)
@@ -486,20 +499,25 @@ class RunCodeTool:
         return [d for d in self.registry.visible(agent) if d.name != RUN_CODE]
 
     def definition(self) -> ToolDefinition:
+        properties: dict[str, Any] = {
+            "code": {"type": "string", "minLength": 1, "description": m.RUN_CODE_CODE},
+            "description": {
+                "type": "string",
+                "minLength": 1,
+                "pattern": r"\S",
+                "description": m.RUN_CODE_PURPOSE,
+            },
+        }
+        description = m.RUN_CODE_DESCRIPTION
+        if self.sessions:
+            properties["restart"] = {"type": "boolean", "description": m.RUN_CODE_RESTART}
+            description += " " + m.RUN_CODE_SESSION
         return define_tool(
             name=RUN_CODE,
-            description=m.RUN_CODE_DESCRIPTION,
+            description=description,
             parameters_schema={
                 "type": "object",
-                "properties": {
-                    "code": {"type": "string", "minLength": 1, "description": m.RUN_CODE_CODE},
-                    "description": {
-                        "type": "string",
-                        "minLength": 1,
-                        "pattern": r"\S",
-                        "description": m.RUN_CODE_PURPOSE,
-                    },
-                },
+                "properties": properties,
                 "required": ["code", "description"],
                 "additionalProperties": False,
             },
@@ -509,7 +527,7 @@ class RunCodeTool:
 
     async def execute(self, args: Mapping[str, Any], ctx: ExecutionContext) -> list[dict[str, Any]]:
         settings = _SETTINGS.get()
-        report = await self.run(args["code"], ctx, settings)
+        report = await self.run(args["code"], ctx, settings, restart=args.get("restart") is True)
         if settings.sink is not None:
             settings.sink.append(report)
         blocks = [{"type": "text", "text": report.text}, *report.attachments]
@@ -517,7 +535,7 @@ class RunCodeTool:
             raise BodyFailed(blocks, ErrorKind.RUN_FAILED)
         return blocks
 
-    async def run(self, code: str, ctx: ExecutionContext, settings: _Settings) -> CodeRun:
+    async def run(self, code: str, ctx: ExecutionContext, settings: _Settings, *, restart: bool = False) -> CodeRun:
         started = time.perf_counter()
         definitions = self.tools_for(ctx.agent)
         sdk = build_sdk(definitions)
@@ -545,14 +563,19 @@ class RunCodeTool:
             docs.update(dict.fromkeys(helpers, m.SEARCH_DOC))
             deadline = RUN_DEADLINE.set(anyio.current_time() + limits.wall_time)
             try:
-                result = await sandbox.run(
-                    code,
-                    bindings=bindings,
-                    limits=limits,
-                    docs=docs,
-                    backend=self.backend,
-                    controller=controller,
-                )
+                if settings.session is not None:
+                    result = await settings.session.run(
+                        code, bindings=bindings, limits=limits, docs=docs, controller=controller, restart=restart
+                    )
+                else:
+                    result = await sandbox.run(
+                        code,
+                        bindings=bindings,
+                        limits=limits,
+                        docs=docs,
+                        backend=self.backend,
+                        controller=controller,
+                    )
             finally:
                 RUN_DEADLINE.reset(deadline)
                 if result is None:  # the outer call itself was cancelled

@@ -81,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a snippet file ('-' for stdin)")
     run.add_argument("file")
+    run.add_argument("more", nargs="*", metavar="FILE",
+                     help="with --session: more snippet files, run after the first in the same session")
+    run.add_argument("--session", action="store_true",
+                     help="run the files in order in one session: variables persist from file to file")
     loading(run)
     add_run_options(run)
     run.add_argument("--no-preflight", action="store_true", help="skip the pre-flight check")
@@ -208,8 +212,9 @@ def limits_from_args(args: argparse.Namespace) -> sandbox.Limits:
 # --- record / replay ---------------------------------------------------------------------------
 
 
-def _record_line(call: SubCall) -> dict[str, Any]:
+def _record_line(call: SubCall, run: int | None = None) -> dict[str, Any]:
     return {
+        **({"run": run} if run is not None else {}),
         "id": call.call_id,
         "n": call.number,
         "name": call.name,
@@ -222,11 +227,12 @@ def _record_line(call: SubCall) -> dict[str, Any]:
     }
 
 
-def _write_recording(path: str, calls: Sequence[SubCall]) -> None:
+def _write_recording(path: str, calls: Sequence[SubCall], runs: Sequence[int] | None = None) -> None:
+    """One line per sub-call; with ``runs`` (a session's), each line names its run (1, 2, ...)."""
     with open(path, "w", encoding="utf-8") as fh:
-        for call in calls:
+        for i, call in enumerate(calls):
             # A tool's lone surrogate becomes a JSON escape, which replays as the same text.
-            fh.write(sandbox.escape_surrogates(json_line(_record_line(call))) + "\n")
+            fh.write(sandbox.escape_surrogates(json_line(_record_line(call, runs[i] if runs else None))) + "\n")
 
 
 class ReplayExecutor:
@@ -327,6 +333,12 @@ def _located(name: str, message: str) -> str:
 
 
 async def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO) -> int:
+    if getattr(args, "more", None) and not args.session:
+        raise UsageError("more than one file needs --session (they then run in one session, in order)")
+    if getattr(args, "session", False):
+        from .cli_session import run_session
+
+        return await run_session(args, stdout, stderr, stdin)
     name, code = _source(args.file, stdin)
     limits = limits_from_args(args)
     registry = _registry(args)
@@ -370,6 +382,11 @@ async def _run_loaded(
         progress.clear()
     if args.record:
         _write_recording(args.record, report.calls)
+    return _print_report(args, report, name, stdout, stderr)
+
+
+def _print_report(args: argparse.Namespace, report: CodeRun, name: str, stdout: TextIO, stderr: TextIO) -> int:
+    """Print one run as ``codemode run`` does (text, or one ``--json`` line); its exit code."""
     show = (lambda text: text) if args.raw else visible  # the snippet wrote this text
     if args.trace:
         _trace(report, stderr, show)

@@ -79,6 +79,14 @@ ARGS_NOT_DICT = "a positional argument must be a dict of arguments, got {type}"
 PLACEHOLDER_MEDIA = "[{type}: {mime_type}, {size} bytes]"
 PLACEHOLDER_RESOURCE = "[resource: {uri}]"
 REASON_COMPLETED = "completed"
+RUN_CODE_SESSION = (
+    "Variables, functions and imports a program defines stay defined in later run_code calls "
+    "of this conversation; pass `restart: true` to start from nothing."
+)
+RUN_CODE_RESTART = "true: discard every variable earlier programs defined and start from nothing."
+#: The last line of a run in a session that lost its state (``sandbox.RunResult.reset``).
+SESSION_NOTE = "Note: {sentence}."
+SESSIONS_OFF = "sessions are off; create the CodeMode with sessions=True to use session={key!r}"
 
 # --- discovery (codemode.discovery) ---------------------------------------------------------------
 

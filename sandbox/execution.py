@@ -11,7 +11,7 @@ from __future__ import annotations
 import decimal
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .control import RunStopped, stop
 from .guards import RunGuards, build_builtins, make_globals
@@ -31,6 +31,14 @@ from .scheduler import (
 )
 from .shims import ShimSet, make_import
 
+if TYPE_CHECKING:
+    from .session import SessionState
+
+#: A session keeps objects between runs; a tools namespace kept from an earlier run is dead.
+STALE_NAMESPACE = (
+    "this `{label}` object belongs to an earlier run of the session; call tools through "
+    "`{label}` itself in each run"
+)
 AWAIT_HINT = "hint: a tool call must be awaited: write `await {label}.name(...)`"
 TICK_CHECK_EVERY = 4096
 #: Exception text beyond this many characters is cut (it is read by a model).
@@ -136,8 +144,10 @@ class Execution:
         namespace: str = "tools",
         docs: Mapping[str, str] | None = None,
         budget: bool = False,
+        state: SessionState | None = None,
     ) -> None:
         self.source = code
+        self.state = state
         self.limits = limits
         self.label = namespace
         self.output = Output(limits.max_output)
@@ -145,10 +155,10 @@ class Execution:
         self.budget = Budget(limits) if budget else None
         self.pending_calls: list[PendingCall] = []
         self.decimal_context = decimal.Context()
-        self.compiled = compile_snippet(code, limits, budget=budget)
+        self.compiled = compile_snippet(code, limits, budget=budget, session=state is not None)
 
-        guards = RunGuards()
-        shims = ShimSet(guards, ASYNCIO_SHIM)
+        guards = RunGuards() if state is None else state.guards
+        shims = ShimSet(guards, ASYNCIO_SHIM) if state is None else state.shims
         ns = make_namespace(namespace, list(binding_names), self._issue, docs)
         builtins = build_builtins(
             guards,
@@ -161,9 +171,14 @@ class Execution:
         if self.budget is not None:
             hooks["_tick_"] = self.budget.tick
             hooks["_budget_iter_"] = self.budget.iterate
-        self.globals = make_globals(builtins, guards, **hooks)
+        if state is None:
+            self.globals = make_globals(builtins, guards, **hooks)
+        else:
+            self.globals = state.enter(self, builtins, hooks)
 
     def _issue(self, request: CallRequest) -> PendingCall:
+        if self.state is not None and self.state.current is not self:
+            raise RuntimeError(STALE_NAMESPACE.format(label=self.label))
         check_call_size(request, self.limits.max_call_bytes, self.label)
         self.scheduler.issued.add(request)
         call = make_pending(request)

@@ -401,8 +401,53 @@ def _inspect(tree: ast.Module, max_depth: int, max_nodes: int) -> _TreeFacts:
     return facts
 
 
-def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> CodeType:
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def top_level_bindings(tree: ast.Module) -> set[str]:
+    """The names the snippet body itself binds (assignments, loop and `with` targets, imports,
+    `def`/`class` names, `except ... as`, match captures, `:=`, `del`), not those of nested
+    functions, classes or comprehensions, except a `:=` inside a comprehension, which binds in
+    the body. An explicit stack: a hostile tree cannot blow the host's stack."""
+    names: set[str] = set()
+    stack: list[tuple[ast.AST, bool]] = [(child, False) for child in tree.body]
+    while stack:
+        node, in_comprehension = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            # Decorators, defaults, bases and annotations are evaluated in the body's scope.
+            outer = [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
+            if not isinstance(node, ast.ClassDef):
+                outer += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            stack.extend((child, in_comprehension) for child in outer)
+            continue
+        if isinstance(node, ast.Lambda):
+            stack.extend((d, in_comprehension) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None)
+            continue
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, (ast.Store, ast.Del)) and not in_comprehension:
+                names.add(node.id)
+        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.alias):
+            if node.name != "*":
+                names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name and not in_comprehension:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest and not in_comprehension:
+            names.add(node.rest)
+        inner = in_comprehension or isinstance(node, _COMPREHENSIONS)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return names
+
+
+def compile_snippet(source: str, limits: Limits, *, budget: bool = False, session: bool = False) -> CodeType:
     """Compile a snippet into a module code object that defines `__snippet__`.
+
+    With `session`, every name the body binds at its top level is declared global too, so it
+    lives in the session's globals and later runs of the session see it.
 
     Raises `PolicyError` listing every problem (size limits, parse errors and policy refusals),
     each with the snippet's own line number.
@@ -445,6 +490,8 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
     if policy.problems:
         raise PolicyError(sorted(policy.problems, key=lambda p: (p.line or 0)))
 
+    if session:
+        facts.global_names.update(top_level_bindings(tree))  # type: ignore[union-attr]
     # Top-level `global` statements are subsumed by the hoisted declaration.
     body: list[ast.stmt] = [s for s in tree.body if not isinstance(s, ast.Global)] or [ast.Pass()]
     if facts.global_names:

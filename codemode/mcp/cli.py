@@ -2,7 +2,7 @@
 
     codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
                        [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N] [--event-log FILE.jsonl]
-                       [--sdk full|compact|auto]
+                       [--sdk full|compact|auto] [--sessions [--session-idle S]]
                        [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
 
 ``codemode/cli.py`` wires these in; ``python -m codemode.mcp serve ...`` runs the same command
@@ -175,6 +175,7 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
     run_limits = limits_from_args(args)
     backend = backend_from_args(args)
     require_jail(backend)
+    sessions = _session_limits(args)
     async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr):
         mode = CodeMode(
             registry,
@@ -182,8 +183,10 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
             limits=run_limits,
             max_parallel_sub_calls=args.max_parallel,
             backend=backend,
+            sessions=sessions if sessions is not None else False,
         )
-        server = build_server(mode, max_concurrent=args.max_concurrent, sdk=getattr(args, "sdk", "auto"))
+        server = build_server(mode, max_concurrent=args.max_concurrent, sdk=getattr(args, "sdk", "auto"),
+                              sessions=sessions is not None)
         if address is None:
             await serve_stdio(server)
             return
@@ -195,6 +198,18 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
             shown = f"[{host}]" if ":" in host else host
             stderr.write(f"codemode: serving MCP at http://{shown}:{bound}/mcp\n")
             stderr.flush()
+
+
+def _session_limits(args: argparse.Namespace) -> sandbox.SessionLimits | None:
+    """The limits of each code session with --sessions (None without it)."""
+    idle = getattr(args, "session_idle", None)
+    if not getattr(args, "sessions", False):
+        if idle is not None:
+            raise ValueError("--session-idle needs --sessions")
+        return None
+    if idle is None:
+        return sandbox.DEFAULT_SESSION_LIMITS
+    return sandbox.DEFAULT_SESSION_LIMITS.replace(idle_timeout=idle)
 
 
 def mcp_serve_main(

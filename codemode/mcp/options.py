@@ -99,6 +99,11 @@ def add_mcp_parser(
     serve.add_argument("--sdk", choices=("full", "compact", "auto"), default="auto",
                        help="what the run_code description carries: the whole SDK, the 2 KB discovery text, "
                             "or the SDK when it fits 2 KB (auto, the default)")
+    serve.add_argument("--sessions", action="store_true",
+                       help="keep each MCP session's variables across its run_code calls (one worker "
+                            "per session, ended with the MCP session or after --session-idle seconds)")
+    serve.add_argument("--session-idle", type=float, metavar="S",
+                       help="with --sessions: end a session after this many idle seconds (default 600)")
     from ..cli import add_run_options
 
     add_run_options(serve)
