@@ -344,9 +344,11 @@ class SnippetPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> ast.AST:
-        # `case C(x=...)` reads attribute x natively, so it gets the attribute checks.
+        # `case C(x=...)` reads attribute x natively, so it gets the attribute checks; the names
+        # the guard judges at run time by what comes back (`format`, `mro`, ...) cannot be judged
+        # in a pattern, so they are refused there.
         for attr in node.kwd_attrs:
-            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES:
+            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES or attr in RUNTIME_CHECKED_ATTRIBUTES:
                 self._refuse(node, f'attribute "{attr}" is not allowed in a class pattern')
         # `case C(a, b)` reads the attributes named by C.__match_args__, which no check sees
         # (and a name like `int` can be rebound to any class), so positional sub-patterns are out.

@@ -70,6 +70,12 @@ DUNDER = [
     pytest.param(
         "class P:\n    pass\nmatch (lambda: 0):\n    case object(__globals__=G):\n        return str(G)",
         "syntax", ['"__globals__" is not allowed in a class pattern'], id="match-class-pattern-globals"),
+    pytest.param(
+        "import json\nmatch '{0.__globals__[json].sys.modules}':\n    case str(format=f):\n        return str(f(json.dumps))",
+        "syntax", ['attribute "format" is not allowed in a class pattern'], id="match-class-pattern-real-format"),
+    pytest.param(
+        "import typing\nmatch typing.Type:\n    case object(mro=m):\n        return str(m(int))",
+        "syntax", ['attribute "mro" is not allowed in a class pattern'], id="match-class-pattern-raw-mro"),
     pytest.param("class A:\n    __getattr__ = getattr\nreturn 1", "syntax",
                  ['"__getattr__"'], id="class-body-dunder-assign"),
     pytest.param("class A:\n    def __getattribute__(self, n):\n        return 1\nreturn 1", "syntax",
