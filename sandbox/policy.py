@@ -26,7 +26,7 @@ What it removes, to cut the per-operation tax, and why that is safe here:
 
 Every `raise X` is compiled as `raise _raise_(X)`, so the run can tell a `MemoryError` the
 snippet raised itself (an `exception`) from one the interpreter raised because memory ran out
-(`memory`); see `sandbox.execution.mark_raised`.
+(`memory`); see `sandbox.raised.mark_raised`.
 
 Budget mode (the in-process backend, where no process can be killed) inserts `_tick_()` at the
 top of every loop body and function, so a runaway loop ends with a clean `timeout`.
@@ -50,9 +50,10 @@ ENTRY_POINT = "__snippet__"
 #: read returns whatever the receiver is: the real `str.format` traverses attributes, an ABC's
 #: `register` changes a (possibly host) class, `mro()` lists base classes the sandbox keeps out
 #: of reach (the real, unchecked enum bases), and `datetime.strptime` and `Pattern.sub`/`subn`
-#: cache process-wide on the `str` objects they are given.
+#: cache process-wide on the `str` objects they are given; `throw`/`athrow` must mark a thrown
+#: `MemoryError` as the snippet's own.
 RUNTIME_CHECKED_ATTRIBUTES = frozenset(
-    {"format", "format_map", "register", "mro", "strptime", "sub", "subn"}
+    {"format", "format_map", "register", "mro", "strptime", "sub", "subn", "throw", "athrow"}
 )
 
 #: "_" attributes a snippet may read: names and docs are plain strings, and `_asdict` and friends
