@@ -31,6 +31,7 @@ from ..hooks import Handle
 from ..registry import Registry
 from . import messages as m
 from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
+from .resources import LIST_RESOURCES, READ_RESOURCE, ResourceIndex, resource_tools
 from .tools import missing_capability, namespace_names, tool_definition
 from .upstream import UpstreamError, UpstreamServer
 
@@ -46,7 +47,8 @@ class McpProvider:
     ``(server, upstream tool name)``), ``failures`` (server -> why it has no tools; a tool whose
     schemas the registry refuses is listed under ``"<server>/<tool>"``), ``hidden``
     (``"<server>/<tool>"`` -> the one line saying which capability it needs that codemode
-    lacks) and ``servers``.
+    lacks), ``servers`` and ``resources`` (the ``ResourceIndex``; when a server lists resources,
+    ``definitions`` also holds ``read_resource`` and ``list_resources``).
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class McpProvider:
         self._listed: dict[str, types.Tool] = {}  # registry name -> the upstream tool it runs
         self._refreshing: set[str] = set()
         self._stale: set[str] = set()
+        self.resources = ResourceIndex(self.servers)
         self._loaded = False
         for server in self.servers.values():
             server.on_tools_changed = partial(self._tools_changed, server.name)
@@ -144,6 +147,12 @@ class McpProvider:
                 tg.start_soon(list_one, server)
         usable = {name: self._usable(name, tools) for name, tools in listed.items()}
         self._add([(name, tool) for name, tools in usable.items() for tool in tools], taken)
+        await self.resources.refresh(listed)
+        if self.resources.offering:
+            used = {*taken, *(d.name for d in self.definitions)}
+            read_name = _free(READ_RESOURCE, used)
+            self.definitions.extend(resource_tools(self.resources, read_name, _free(LIST_RESOURCES, used | {read_name})))
+            self.definitions.sort(key=lambda d: d.name)
         self._loaded = True
         return self.definitions
 
@@ -164,7 +173,7 @@ class McpProvider:
     def _add(self, tools: list[tuple[str, types.Tool]], taken: Iterable[str]) -> None:
         """Name, define and (once registered) register ``(server, tool)`` pairs; the names are
         given in sorted order, so the same tools always get the same names."""
-        names = namespace_names([(s, t.name) for s, t in tools], [*taken, *self.upstream])
+        names = namespace_names([(s, t.name) for s, t in tools], [*taken, *(d.name for d in self.definitions)])
         for server_name, tool in tools:
             server = self.servers[server_name]
             name = names[(server_name, tool.name)]
@@ -257,6 +266,14 @@ class McpProvider:
         self._handles.update(handles)
         self._registry = registry
         return [d.name for d in definitions]
+
+
+def _free(name: str, used: set[str]) -> str:
+    """``name``, or the first of ``name_2``, ``name_3``, ... that is not ``used``."""
+    candidate, n = name, 2
+    while candidate in used:
+        candidate, n = f"{name}_{n}", n + 1
+    return candidate
 
 
 def _fingerprint(tool: types.Tool) -> Any:
