@@ -231,6 +231,7 @@ class McpProvider:
     def update(self, server_name: str, tools: list[types.Tool]) -> list[str]:
         """Apply a new tool list of ``server_name``: new tools are added, removed ones dropped,
         changed ones replaced under the same name; returns the registry names that changed."""
+        self.failures.pop(server_name, None)  # it answered: a failed start is over
         usable = {t.name: t for t in self._usable(server_name, tools)}
         current = {upstream: name for name, (s, upstream) in self.upstream.items() if s == server_name}
         changed: list[str] = []
