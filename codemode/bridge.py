@@ -210,7 +210,9 @@ def _rendered(result: sandbox.RunResult) -> str:
 
 def _spec(definition: ToolDefinition) -> sdk_gen.ToolSpec:
     output = thaw(definition.output_schema) if definition.output_schema is not None else None
-    return sdk_gen.ToolSpec(definition.name, definition.description, thaw(definition.parameters_schema), output)
+    return sdk_gen.ToolSpec(
+        definition.name, definition.description, thaw(definition.parameters_schema), output, definition.sdk_note
+    )
 
 
 def build_sdk(definitions: Sequence[ToolDefinition]) -> sdk_gen.SDK:

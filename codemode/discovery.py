@@ -217,16 +217,17 @@ def _index_forms(sdk: sdk_gen.SDK) -> list[str]:
     return forms
 
 
-def _instructions(text: str) -> str:
-    """The SDK's own instruction lines (how to write a program), through ``Allowed imports``."""
+def _instructions(sdk: sdk_gen.SDK) -> str:
+    """The SDK's own instruction lines (how to write a program), through ``Allowed imports``,
+    and the tools' notes after them."""
     lines = []
-    for line in text.splitlines():
+    for line in sdk.text.splitlines():
         if not line.strip():
             break
         lines.append(line)
         if line.startswith("Allowed imports:"):
             break
-    return "\n".join(lines)
+    return "\n".join([*lines, *sdk.notes])
 
 
 def _cut(text: str, room: int) -> str:
@@ -262,7 +263,7 @@ def budgeted_text(
     full = f"{lead}\n\n{sdk.text}"
     if mode == "full" or (mode == "auto" and (budget is None or len(full) <= budget)):
         return full
-    rules = _instructions(sdk.text)
+    rules = _instructions(sdk)
     discovery = m.DISCOVERY.format(count=len(sdk.method_names), ns=sdk.namespace)
     head = "\n\n".join(p for p in (lead, rules, discovery) if p)
     if budget is not None and len(head) > budget:

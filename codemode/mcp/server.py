@@ -62,6 +62,17 @@ class CodeModeLike(Protocol):
     async def handle(self, tool_call: ToolCall, *, agent: str | None = None, on_sub_call: Any = None) -> CallOutcome: ...
 
 
+class _Server(Server[Any]):
+    """The SDK's ``Server``, advertising ``tools.listChanged`` by default: the streamable HTTP
+    session manager builds each session's initialization options with no arguments, so
+    handshake-era clients over HTTP would otherwise not be told the tool list can change."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      *args: Any, **kwargs: Any) -> Any:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, *args, **kwargs)
+
+
 def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto", sessions: bool = False) -> str:
     """The ``run_code`` description: within 2,048 characters unless ``sdk`` is ``full``."""
     lead = m.RUN_CODE_MCP_LEAD + (" " + cm.RUN_CODE_SESSION if sessions else "")
@@ -219,7 +230,7 @@ def build_server(
                 if sessions:
                     code_mode.close_session(key)  # type: ignore[attr-defined]
 
-    return Server(
+    return _Server(
         name,
         version=SERVER_VERSION,
         instructions=m.SERVER_INSTRUCTIONS,
