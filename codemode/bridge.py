@@ -305,8 +305,8 @@ class _Run:
         self.on_dispatch: Callable[[SubCall], None] | None = None
         self.kept = 0
         self.on_finish: Callable[[SubCall], None] | None = None
-        #: The kind a ``StopRun`` gave, which the run's ``cancelled`` becomes.
-        self.stop_kind: str | None = None
+        #: The kind and reason of a ``StopRun``, which the run's ``cancelled`` becomes.
+        self.stopped: tuple[str, str] | None = None
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -372,8 +372,8 @@ class _Run:
         except StopRun as exc:
             record.status, record.is_error = "error", True
             record.content = [{"type": "text", "text": exc.reason}]
-            if self.stop_kind is None:
-                self.stop_kind = exc.kind
+            if self.stopped is None:
+                self.stopped = (exc.kind, exc.reason)
             self.controller.cancel(exc.reason)
             self._finish(record)
             raise sandbox.BindingError(exc.reason) from None
@@ -578,8 +578,10 @@ class RunCodeTool:
                 RUN_DEADLINE.reset(deadline)
                 if result is None:  # the outer call itself was cancelled
                     state.close("cancelled")
-        if result.error is not None and result.error.kind == "cancelled" and state.stop_kind is not None:
-            result = replace(result, error=sandbox.RunError(state.stop_kind, result.error.message))  # type: ignore[arg-type]
+        if result.error is not None and result.error.kind == "cancelled" and state.stopped is not None:
+            kind, reason = state.stopped
+            if kind != "cancelled":
+                result = replace(result, error=sandbox.RunError(kind, reason))  # type: ignore[arg-type]
         if result.error is None:
             state.close(m.REASON_COMPLETED)
         else:

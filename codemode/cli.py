@@ -147,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the traceback of an error (default: one line)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error (default: one line)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help="what to do")
 
     def loading(p: argparse.ArgumentParser) -> None:
         p.add_argument("--tools", action="append", default=[], metavar="SPEC",

@@ -61,7 +61,8 @@ def server_event_log(path: str | None) -> EventLog:
 def add_mcp_config_option(parser: argparse.ArgumentParser) -> None:
     """``--mcp-config FILE`` (repeatable) and ``--mcp-timeout S`` on a subcommand."""
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
-                        help='an MCP client configuration ({"mcpServers": ...}); its servers\' tools load as <server>__<tool>')
+                        help='an MCP client configuration ({"mcpServers": ...}); its servers\' tools load as '
+                             "<server>__<tool>; repeatable (default: none)")
     from ..cli import number_option
 
     parser.add_argument("--mcp-timeout", type=number_option(float, *MCP_TIMEOUT_RANGE, "seconds"), metavar="S",
@@ -85,7 +86,7 @@ def add_mcp_parser(
     """Add ``mcp serve`` to the CLI's subparsers; ``loading`` adds ``--tools``/``--root`` (the
     CLI's own helper), else this module adds equivalent options. Returns the ``serve`` parser."""
     mcp = subparsers.add_parser("mcp", help="MCP: serve Code Mode to MCP clients")
-    sub = mcp.add_subparsers(dest="mcp_command", metavar="COMMAND")
+    sub = mcp.add_subparsers(dest="mcp_command", metavar="COMMAND", help="what to do")
     serve = sub.add_parser("serve", help="serve run_code over MCP (stdio, or --http)")
     if loading is not None:
         loading(serve)
