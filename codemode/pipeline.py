@@ -373,8 +373,12 @@ HOST_PATH_MASK = "<path>"
 
 def _describe(exc: BaseException) -> str:
     """A tool's exception as the model reads it: type and message, host paths masked (an
-    ``OSError`` shows its reason only), so no error carries where the host keeps its files."""
-    if isinstance(exc, OSError) and exc.strerror and (exc.filename is not None or exc.filename2 is not None):
+    ``OSError`` shows its reason only), so no error carries where the host keeps its files.
+    An exception class with ``model_facing = True`` (``WorkspaceError``) wrote its message for
+    the model and keeps it."""
+    if getattr(type(exc), "model_facing", False) is True:
+        text = str(exc)
+    elif isinstance(exc, OSError) and exc.strerror and (exc.filename is not None or exc.filename2 is not None):
         text = exc.strerror
     else:
         text = _HOST_PATH.sub(HOST_PATH_MASK, str(exc))
