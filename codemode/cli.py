@@ -727,6 +727,9 @@ def main(
         return fail(EXIT_USAGE, "usage", _message(exc))
     except KeyboardInterrupt:
         return fail(EXIT_INTERRUPTED, INTERRUPTED, INTERRUPTED)
+    except BrokenPipeError:  # the reader went away (`codemode tools | head -1`): nothing to say
+        _silence(out)
+        return EXIT_FAILED
     except BaseExceptionGroup as group:  # raised inside a task group: Ctrl-C, a usage error
         only = only_error(group)
         if isinstance(only, KeyboardInterrupt):
@@ -736,6 +739,19 @@ def main(
         return fail(EXIT_FAILED, "internal", INTERNAL_ERROR.format(error=f"{type(only).__name__}: {only}"))
     except Exception as exc:
         return fail(EXIT_FAILED, "internal", INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}"))
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a real stdout whose reader is gone at /dev/null, so exiting does not fail flushing it."""
+    import os
+
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _json_failure(kind: str, message: str) -> dict[str, Any]:

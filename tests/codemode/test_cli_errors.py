@@ -407,3 +407,13 @@ def test_mcp_servers_starting_show_one_line_on_a_terminal(files: Path, monkeypat
     shown = err.getvalue()
     assert shown.startswith("\r[codemode] starting 1 MCP server: 0 ready, ")
     assert shown.endswith("\r\033[K") and "\n" not in shown  # one line, rewritten, then cleared
+
+
+def test_a_reader_that_goes_away_is_not_an_error_message() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "codemode", "sdk"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=REPO)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before anything is written: the first write gets EPIPE
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 1
+    assert err == b""
