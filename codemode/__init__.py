@@ -130,3 +130,16 @@ for _name in __all__:
     if isinstance(_obj, type) or callable(_obj) and hasattr(_obj, "__code__"):
         _obj.__module__ = __name__
 del _name, _obj
+
+
+def _package_version() -> str:
+    """The installed distribution's version (pyproject.toml is the one place it is written)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("codemode")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _package_version()

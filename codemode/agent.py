@@ -33,6 +33,7 @@ from .calls import ExecutionContext, ToolCall, ToolResult
 from .discovery import budgeted_text
 from .export import FORMATS
 from .hooks import Decision, Handle, deny
+from .messages import ErrorKind
 from .registry import Mode, Registry
 from .sessions import CodeSession, restart_arguments, session_limits
 from .shapes import as_tool_call, result_messages
@@ -279,7 +280,7 @@ class CodeMode:
         result = await _with_settings(settings, self.registry.execute(call, agent=agent))
         if sink:
             return sink[0]
-        error = sandbox.RunError("cancelled", result.text)  # denied or invalid before it ran
+        error = sandbox.RunError(_never_ran_kind(result), result.text)  # type: ignore[arg-type]
         run = sandbox.RunResult(error=error)
         return CodeRun(call_id, run, (), "", result.text, (), 0.0)
 
@@ -295,6 +296,21 @@ class CodeMode:
 
     def __repr__(self) -> str:
         return f"CodeMode(mode={self.registry.mode!r}, limits={self.tool.limits!r})"
+
+
+#: The kind of a host run that never started, by the pipeline's verdict on the ``run_code`` call.
+_REFUSED = frozenset({ErrorKind.UNKNOWN_TOOL, ErrorKind.INVALID_ARGUMENTS, ErrorKind.DENIED})
+
+
+def _never_ran_kind(result: ToolResult) -> str:
+    """``refused`` when the pipeline turned the call away (a mode check, a policy, invalid
+    arguments), ``cancelled`` when it was cancelled, else ``crashed``: ``run_code`` itself broke."""
+    kind = result.meta.get("error")
+    if kind in _REFUSED:
+        return "refused"
+    if kind == ErrorKind.CANCELLED:
+        return "cancelled"
+    return "crashed"
 
 
 async def _with_settings(settings: _Settings, awaitable: Any) -> Any:

@@ -23,7 +23,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -51,6 +51,7 @@ __all__ = [
     "StopRun",
     "SubCall",
     "build_sdk",
+    "media_size",
     "placeholder",
     "render_run",
 ]
@@ -71,11 +72,14 @@ Executor = Callable[[ToolCall, ExecutionToken, DispatchGate], Awaitable[ToolResu
 
 
 class StopRun(Exception):
-    """Raise from an executor to end the whole run (kind ``cancelled``) with ``reason``."""
+    """Raise from an executor to end the whole run with ``reason``; the run's error kind is
+    ``kind`` (``cancelled`` unless the executor names why, as ``--replay`` does with
+    ``replay-mismatch``)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, kind: str = "cancelled") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
 
 
 @dataclass(slots=True)
@@ -132,13 +136,17 @@ class CodeRun:
         return self.result.error is None
 
 
+def media_size(block: Mapping[str, Any]) -> int:
+    """The decoded size in bytes of a media block's base64 ``data``, without decoding it."""
+    data = block.get("data") or ""
+    return len(data) * 3 // 4 - data[-2:].count("=") if data else 0
+
+
 def placeholder(block: Mapping[str, Any]) -> str:
     """The text that stands in for a non-text content block inside a run."""
     kind = block.get("type")
     if kind in ("image", "audio"):
-        data = block.get("data") or ""
-        size = len(data) * 3 // 4 - data[-2:].count("=") if data else 0
-        return m.PLACEHOLDER_MEDIA.format(type=kind, mime_type=block.get("mime_type"), size=size)
+        return m.PLACEHOLDER_MEDIA.format(type=kind, mime_type=block.get("mime_type"), size=media_size(block))
     if kind == "resource":
         return m.PLACEHOLDER_RESOURCE.format(uri=block.get("uri"))
     return f"[{kind}]"
@@ -307,6 +315,8 @@ class _Run:
         self.on_dispatch: Callable[[SubCall], None] | None = None
         self.kept = 0
         self.on_finish: Callable[[SubCall], None] | None = None
+        #: The kind and reason of a ``StopRun``, which the run's ``cancelled`` becomes.
+        self.stopped: tuple[str, str] | None = None
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -372,9 +382,16 @@ class _Run:
         except StopRun as exc:
             record.status, record.is_error = "error", True
             record.content = [{"type": "text", "text": exc.reason}]
+            if self.stopped is None:
+                self.stopped = (exc.kind, exc.reason)
             self.controller.cancel(exc.reason)
             self._finish(record)
             raise sandbox.BindingError(exc.reason) from None
+        except Exception as exc:  # an executor that broke: the call failed, nobody cancelled it
+            record.status, record.is_error = "error", True
+            record.content = [{"type": "text", "text": m.TOOL_FAILED.format(name=wire, error=type(exc).__name__)}]
+            self._finish(record)
+            raise
         except BaseException:
             if record.status == "queued":
                 record.status = "abandoned"  # its dispatch event waits for the run's reason
@@ -502,7 +519,9 @@ class RunCodeTool:
 
     def definition(self) -> ToolDefinition:
         properties: dict[str, Any] = {
-            "code": {"type": "string", "minLength": 1, "description": m.RUN_CODE_CODE},
+            # An empty program is the bridge's to answer (a `syntax` error that says so), not an
+            # argument error.
+            "code": {"type": "string", "description": m.RUN_CODE_CODE},
             "description": {
                 "type": "string",
                 "minLength": 1,
@@ -551,7 +570,9 @@ class RunCodeTool:
         # parse all of it on the event loop first.
         small = len(code) <= limits.max_source
         diagnostics = sdk_gen.check(code, sdk) if self.preflight and small else []
-        if diagnostics:
+        if not code.strip():
+            result = sandbox.RunResult(error=sandbox.RunError("syntax", m.EMPTY_PROGRAM))
+        elif diagnostics:
             result = sandbox.RunResult(error=_preflight_error(diagnostics))
         else:
             bindings: dict[str, Callable[..., Awaitable[Any]]] = {}
@@ -582,6 +603,10 @@ class RunCodeTool:
                 RUN_DEADLINE.reset(deadline)
                 if result is None:  # the outer call itself was cancelled
                     state.close("cancelled")
+        if result.error is not None and result.error.kind == "cancelled" and state.stopped is not None:
+            kind, reason = state.stopped
+            if kind != "cancelled":
+                result = replace(result, error=sandbox.RunError(kind, reason))  # type: ignore[arg-type]
         if result.error is None:
             state.close(m.REASON_COMPLETED)
         else:

@@ -13,6 +13,8 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
+import sandbox
+
 from .agent import CodeMode
 from .bridge import CodeRun
 from .cli import (
@@ -27,6 +29,7 @@ from .cli import (
     _write_recording,
     backend_from_args,
     limits_from_args,
+    open_output,
     require_jail,
 )
 from .registry import Registry
@@ -37,20 +40,27 @@ SESSION_KEY = "cli"
 
 
 async def run_session(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO) -> int:
-    sources = [_source(file, stdin) for file in [args.file, *args.more]]
+    sources = [_source(file, stdin, "run") for file in [args.file, *args.more]]
     limits_from_args(args)  # a bad limit is a usage error before any tool loads
-    registry = _registry(args)
-    if not args.mcp_config:
-        return await _run_all(args, registry, sources, stdout, stderr)
-    async with _mcp_tools(args, registry, stderr):
-        return await _run_all(args, registry, sources, stdout, stderr)
+    # The recording, the replay and the jail are checked before any tool or server starts.
+    record = open_output(args.record, "--record") if args.record else None
+    try:
+        executor = ReplayExecutor.load(args.replay) if args.replay else None
+        backend = backend_from_args(args)
+        require_jail(backend)
+        registry = _registry(args)
+        if not args.mcp_config:
+            return await _run_all(args, registry, sources, executor, backend, record, stdout, stderr)
+        async with _mcp_tools(args, registry, stderr):
+            return await _run_all(args, registry, sources, executor, backend, record, stdout, stderr)
+    finally:
+        if record is not None and not record.closed:
+            record.close()
 
 
 async def _run_all(args: argparse.Namespace, registry: Registry, sources: list[tuple[str, str]],
-                   stdout: TextIO, stderr: TextIO) -> int:
-    executor = ReplayExecutor.load(args.replay) if args.replay else None
-    backend = backend_from_args(args)
-    require_jail(backend)
+                   executor: ReplayExecutor | None, backend: sandbox.BackendName | sandbox.Runtime,
+                   record: TextIO | None, stdout: TextIO, stderr: TextIO) -> int:
     try:
         mode = CodeMode(registry, limits=limits_from_args(args), max_parallel_sub_calls=args.max_parallel,
                         backend=backend, preflight=not args.no_preflight, executor=executor, sessions=True)
@@ -67,8 +77,11 @@ async def _run_all(args: argparse.Namespace, registry: Registry, sources: list[t
                 code = EXIT_FAILED
     finally:
         mode.close()
-    if args.record:
+    if record is not None:
         calls = [call for report in reports for call in report.calls]
         runs = [number for number, report in enumerate(reports, 1) for _ in report.calls]
-        _write_recording(args.record, calls, runs)
+        try:
+            _write_recording(record, calls, runs)
+        except OSError as exc:
+            raise UsageError(f"--record: cannot write {args.record}: {exc.strerror or exc}") from exc
     return code

@@ -68,6 +68,10 @@ CAPTURED_OUTPUT = "Captured output:"
 RUN_NO_OUTPUT = "(run_code completed with no output)"
 RETURN_VALUE = "Return value:"
 RECORD_NOT_KEPT = "[result not kept in the run's records: about {size} bytes, past the run's {limit}-byte record budget]"
+EMPTY_PROGRAM = (
+    "the program is empty; write the body of an async function that calls the tools, "
+    "e.g. `r = await tools.name(...)` then `return` or `print` what you need"
+)
 PREFLIGHT_FAILED = "nothing ran; fix these and run again:\n{diagnostics}"
 NOT_DISPATCHED = "run_code run is over ({reason}); {name} not dispatched"
 SUB_CALL_CANCELLED = "run_code run is over ({reason}); {name} was cancelled"

@@ -116,6 +116,9 @@ FILE_EXISTS = "{path!r} already exists; pass overwrite=true to replace it"
 class WorkspaceError(Exception):
     """A workspace tool refused a request; the message is model-facing and names no host path."""
 
+    #: The pipeline shows this message as written (the paths in it are the model's own).
+    model_facing = True
+
 
 def _name_key(name: str) -> str:
     """How a file system that ignores case and trailing dots or spaces (macOS, Windows) sees a name."""

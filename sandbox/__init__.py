@@ -6,7 +6,7 @@ policy and run in a single-use, resource-limited worker process (or in-process, 
 code). It reaches the host only through named async functions ("bindings"), by JSON messages.
 """
 
-from .api import BackendName, Runtime, get_runtime, jail_status, run
+from .api import BackendName, Runtime, check, get_runtime, jail_status, run
 from .control import RunController
 from .host import BindingError
 from .inprocess import InProcessRuntime
@@ -40,6 +40,7 @@ __all__ = [
     "SessionLimits",
     "ToolCallError",
     "WorkerRuntime",
+    "check",
     "escape_surrogates",
     "get_runtime",
     "jail_status",

@@ -173,8 +173,13 @@ class UpstreamServer:
         #: Called (synchronously) when the server announces a new tool list, and on restarts.
         self.on_tools_changed: Callable[[], None] | None = None
 
+    @property
+    def connected(self) -> bool:
+        """Whether a live session to the server is open now (the CLI's start line counts these)."""
+        return not self._closed and self._conn is not None and self._conn.usable()
+
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "connected" if self._conn and self._conn.usable() else "idle"
+        state = "closed" if self._closed else "connected" if self.connected else "idle"
         return f"UpstreamServer({self.name!r}, {self.config.transport}, {state}, starts={self.starts})"
 
     # --- connection lifecycle ------------------------------------------------------------------
