@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_sandbox import BINDINGS, W1, W2, W3, W4, W5, W6  # noqa: E402
+from results_block import write_block  # noqa: E402
 
 import sandbox  # noqa: E402
 
@@ -87,12 +88,13 @@ async def main(rounds: int, markdown: str | None) -> None:
             "|---|---|---|---|",
         ]
         lines += [f"| {k} | {b:.3f} | {a:.3f} | {(a / b - 1) * 100:+.1f}% |" for k, b, a in rows]
-        Path(markdown).write_text("\n".join(lines) + "\n")
+        write_block(markdown, "bench_jail", "\n".join(lines))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--markdown", default=None, help="write the table to this file")
+    parser.add_argument("--markdown", default=None,
+                        help="write the table into this file's `bench_jail` block (the rest is kept)")
     args = parser.parse_args()
     anyio.run(main, args.rounds, args.markdown)

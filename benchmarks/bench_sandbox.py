@@ -8,7 +8,9 @@ in this run, so ratios compare like with like on a shared, noisy machine.
     python benchmarks/bench_sandbox.py [--repeat N] [--markdown FILE]
 
 With the `bench` extra installed, smolagents' LocalPythonExecutor and pydantic-monty run the
-workloads they support (they have no async host calls, so W4/W5 are skipped for them).
+workloads they support (they have no async host calls, so W4/W5 are skipped for them). The
+session columns run every workload in one session each: `sandbox.open_session` on the worker
+and in-process backends, and pydantic-monty's REPL mode (one checked-out session).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from typing import Any
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_block import write_block  # noqa: E402
 
 import sandbox  # noqa: E402
 from sandbox import Limits  # noqa: E402
@@ -84,6 +89,8 @@ async def nap(x: Any) -> Any:
 
 
 BINDINGS = {"echo": echo, "nap": nap}
+#: Columns whose runs all share one session (state kept, no fork per run).
+SESSION_COLUMNS = ("worker session", "inprocess session", "monty session")
 
 
 async def cpython_run(code: str) -> Any:
@@ -101,6 +108,20 @@ def make_sandbox_runner(backend: str) -> Callable[[str], Awaitable[Any]]:
         result = await sandbox.run(code, bindings=BINDINGS, limits=limits, backend=backend)
         if result.error is not None:
             raise RuntimeError(f"{backend}: {result.error}")
+        return result.value
+
+    return run
+
+
+def make_session_runner(backend: str) -> Callable[[str], Awaitable[Any]]:
+    """Every run in one session (`sandbox.open_session`): a warm session worker, no fork."""
+    limits = Limits(wall_time=60, cpu_time=60)
+    session = sandbox.open_session(backend, limits=sandbox.SessionLimits(max_runs=10**9))
+
+    async def run(code: str) -> Any:
+        result = await session.run(code, bindings=BINDINGS, limits=limits)
+        if result.error is not None:
+            raise RuntimeError(f"{backend} session: {result.error}")
         return result.value
 
     return run
@@ -158,6 +179,31 @@ def make_monty_runner() -> Callable[[str], Awaitable[Any]] | None:
         return None
 
 
+class MontySessionRunner(MontyRunner):
+    """pydantic-monty's REPL mode: one checked-out session kept for every run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: Any = None
+        self.checkout: Any = None
+
+    async def __call__(self, code: str) -> Any:
+        if self.session is None:
+            await self.pool.__aenter__()
+            self.checkout = self.pool.checkout()
+            self.session = await self.checkout.__aenter__()
+        return await self.session.feed_run(
+            _last_expression(code).replace("tools.", ""), external_lookup=dict(BINDINGS)
+        )
+
+
+def make_monty_session_runner() -> Callable[[str], Awaitable[Any]] | None:
+    try:
+        return MontySessionRunner()
+    except Exception:
+        return None
+
+
 async def median_latency(run: Callable[[str], Awaitable[Any]], code: str | Callable[[int], str],
                          repeat: int, pause: float = 0.0) -> float:
     samples = []
@@ -194,6 +240,9 @@ async def main(repeat: int, markdown: str | None) -> None:
         "inprocess": make_sandbox_runner("inprocess"),
         "smolagents": make_smolagents_runner(),
         "monty": make_monty_runner(),
+        "worker session": make_session_runner("worker"),
+        "inprocess session": make_session_runner("inprocess"),
+        "monty session": make_monty_session_runner(),
     }
     sandbox.get_runtime("worker").start()  # type: ignore[attr-defined]
     await anyio.sleep(0.5)
@@ -225,7 +274,7 @@ async def main(repeat: int, markdown: str | None) -> None:
         print(wname, {k: (round(v, 3) if v is not None else None) for k, v in row.items()}, flush=True)
 
     back_to_back: dict[str, float] = {}
-    for rname in ("cpython", "worker", "inprocess", "monty"):
+    for rname in ("cpython", "worker", "inprocess", "monty", *SESSION_COLUMNS):
         runner = runners[rname]
         if runner is None:
             continue
@@ -234,7 +283,7 @@ async def main(repeat: int, markdown: str | None) -> None:
     print("W1 back-to-back ms/run", back_to_back, flush=True)
 
     per_call: dict[str, float] = {}
-    for rname in ("cpython", "worker", "inprocess", "monty"):
+    for rname in ("cpython", "worker", "inprocess", "monty", *SESSION_COLUMNS):
         if runners[rname] is None:
             continue
         w4 = table["W4 200 calls (ms)"][rname]
@@ -264,7 +313,7 @@ def _fmt(v: float | None, base: float | None = None) -> str:
 
 def write_markdown(path: str, table: dict[str, dict[str, float | None]], b2b: dict[str, float],
                    per_call: dict[str, float], idle_mib: float | None, repeat: int) -> None:
-    names = ["cpython", "worker", "inprocess", "smolagents", "monty"]
+    names = ["cpython", "worker", "inprocess", "smolagents", "monty", *SESSION_COLUMNS]
     lines = [
         "| workload | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
@@ -273,22 +322,23 @@ def write_markdown(path: str, table: dict[str, dict[str, float | None]], b2b: di
         base = row.get("cpython")
         lines.append(f"| {wname} | " + " | ".join(_fmt(row.get(n), base if n != "cpython" else None) for n in names) + " |")
     lines.append("")
-    extra = ("cpython", "worker", "inprocess", "monty")
+    extra = ("cpython", "worker", "inprocess", "monty", *SESSION_COLUMNS)
     lines.append("| extra | " + " | ".join(extra) + " |")
-    lines.append("|---|---|---|---|---|")
+    lines.append("|---|" + "---|" * len(extra))
     lines.append("| W1 back-to-back (ms/run) | " + " | ".join(_fmt(b2b.get(n)) for n in extra) + " |")
     lines.append("| W4 per host call (µs) | " + " | ".join(_fmt(per_call.get(n)) for n in extra) + " |")
-    lines.append(f"| warm idle worker unique memory (MiB) | | {_fmt(idle_mib)} | | |")
+    lines.append(f"| warm idle worker unique memory (MiB) | | {_fmt(idle_mib)} |" + " |" * (len(extra) - 2))
     text = "\n".join(lines) + "\n"
-    Path(path).write_text(
+    write_block(path, "bench_sandbox", (
         f"<!-- generated by benchmarks/bench_sandbox.py, medians of {repeat}+ runs, {time.strftime('%Y-%m-%d')}, "
         f"{os.cpu_count()} cores -->\n" + text
-    )
+    ))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--markdown", default=None, help="write the table to this file")
+    parser.add_argument("--markdown", default=None,
+                        help="write the table into this file's `bench_sandbox` block (the rest is kept)")
     args = parser.parse_args()
     anyio.run(main, args.repeat, args.markdown)

@@ -15,6 +15,9 @@ from .events import (
     EVENT_CODE_DISPATCH,
     EVENT_CODE_DISPATCH_START,
     EVENT_MESSAGE,
+    EVENT_SESSION_CLOSE,
+    EVENT_SESSION_RESET,
+    EVENT_SESSION_START,
     EVENT_TOOL_CALL,
     EVENT_TOOL_RESULT,
     EventLog,
@@ -40,6 +43,7 @@ from .messages import ErrorKind
 from .plugins import load_plugin
 from .presentation import diff_card, generic_card, terminal_card
 from .registry import RESERVED_NAMES, AgentScope, Registry
+from .sessions import CodeSession
 from .workspace import (
     DEFAULT_WRITE_POLICY,
     WorkspaceError,
@@ -53,6 +57,9 @@ __all__ = [
     "EVENT_CODE_DISPATCH",
     "EVENT_CODE_DISPATCH_START",
     "EVENT_MESSAGE",
+    "EVENT_SESSION_CLOSE",
+    "EVENT_SESSION_RESET",
+    "EVENT_SESSION_START",
     "EVENT_TOOL_CALL",
     "EVENT_TOOL_RESULT",
     "RESERVED_NAMES",
@@ -61,6 +68,7 @@ __all__ = [
     "CallOutcome",
     "CodeMode",
     "CodeRun",
+    "CodeSession",
     "CodemodeError",
     "Decision",
     "ErrorKind",
@@ -122,3 +130,16 @@ for _name in __all__:
     if isinstance(_obj, type) or callable(_obj) and hasattr(_obj, "__code__"):
         _obj.__module__ = __name__
 del _name, _obj
+
+
+def _package_version() -> str:
+    """The installed distribution's version (pyproject.toml is the one place it is written)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("codemode")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _package_version()

@@ -33,7 +33,9 @@ from .calls import ExecutionContext, ToolCall, ToolResult
 from .discovery import budgeted_text
 from .export import FORMATS
 from .hooks import Decision, Handle, deny
+from .messages import ErrorKind
 from .registry import Mode, Registry
+from .sessions import CodeSession, restart_arguments, session_limits
 from .shapes import as_tool_call, result_messages
 
 __all__ = ["CallOutcome", "CodeMode", "extract_code_blocks"]
@@ -72,7 +74,9 @@ class CodeMode:
     """Code Mode on a registry: ``run_code``, mode enforcement, prompts, schemas and dispatch.
 
     ``limits`` and ``max_parallel_sub_calls`` are host configuration; ``run_code`` takes only
-    ``code`` and ``description``, so a model can never raise them. ``executor`` replaces the
+    ``code`` and ``description`` (and ``restart`` with ``sessions`` on), so a model can never
+    raise them. ``sessions`` (``True`` or a ``sandbox.SessionLimits``) lets a host keep one
+    program's globals per conversation: ``handle(call, session=key)`` or ``session(key)``. ``executor`` replaces the
     registry pipeline for sub-calls (replay). Use it as a context manager (``async with`` or
     ``with``), or call ``close()``, to uninstall what it installed.
     """
@@ -87,10 +91,13 @@ class CodeMode:
         backend: sandbox.BackendName | sandbox.Runtime = "worker",
         preflight: bool = True,
         executor: Executor | None = None,
+        sessions: bool | sandbox.SessionLimits = False,
     ) -> None:
         if not isinstance(limits, sandbox.Limits):
             raise TypeError(f"limits must be a sandbox.Limits, got {type(limits).__name__}")
         self.registry = registry
+        self.session_limits = session_limits(sessions)
+        self._sessions: dict[str, CodeSession] = {}
         if mode is not None:
             registry.mode = mode
         self.tool = RunCodeTool(
@@ -100,6 +107,7 @@ class CodeMode:
             backend=backend,
             preflight=preflight,
             executor=executor,
+            sessions=self.session_limits is not None,
         )
         self._handles: list[Handle] = [
             registry.register_builtin(self.tool.definition()),
@@ -111,7 +119,9 @@ class CodeMode:
         return self.tool.limits
 
     def close(self) -> None:
-        """Remove ``run_code`` and the mode check from the registry; idempotent."""
+        """Close every session, remove ``run_code`` and the mode check from the registry; idempotent."""
+        for code_session in list(self._sessions.values()):
+            code_session.close()
         for handle in self._handles:
             handle.dispose()
         self._handles.clear()
@@ -173,6 +183,40 @@ class CodeMode:
             chosen = visible
         return exporter(chosen)
 
+    # --- sessions -----------------------------------------------------------------------------
+
+    def session(self, key: str) -> CodeSession:
+        """The session named ``key`` (made on first use): its ``handle``/``run`` keep one
+        program's globals across ``run_code`` calls. Raises ``ValueError`` when sessions are off."""
+        if self.session_limits is None:
+            raise ValueError(m.SESSIONS_OFF.format(key=key))
+        if not isinstance(key, str):
+            raise TypeError(f"a session key is a str, got {type(key).__name__}")
+        found = self._sessions.get(key)
+        if found is None or found.closed:
+            found = self._sessions[key] = CodeSession(self, key, self.session_limits)
+        return found
+
+    @property
+    def sessions(self) -> dict[str, CodeSession]:
+        """The open sessions by key (a copy)."""
+        return dict(self._sessions)
+
+    def close_session(self, key: str) -> None:
+        """Close the session named ``key`` if there is one (kills its worker)."""
+        found = self._sessions.get(key)
+        if found is not None:
+            found.close()
+
+    def _forget(self, code_session: CodeSession) -> None:
+        if self._sessions.get(code_session.key) is code_session:
+            del self._sessions[code_session.key]
+
+    def _resolve(self, session: str | CodeSession | None) -> CodeSession | None:
+        if session is None or isinstance(session, CodeSession):
+            return session
+        return self.session(session)
+
     # --- dispatch -----------------------------------------------------------------------------
 
     async def handle(
@@ -182,6 +226,7 @@ class CodeMode:
         agent: str | None = None,
         limits: sandbox.Limits | None = None,
         on_sub_call: Callable[[SubCall], None] | None = None,
+        session: str | CodeSession | None = None,
     ) -> CallOutcome:
         """Run one model tool call through the pipeline.
 
@@ -190,10 +235,17 @@ class CodeMode:
         ``tool_use`` block, as the SDK object or its dict (``arguments`` a dict or JSON text);
         another shape raises ``TypeError`` listing these. ``limits`` overrides the configured
         ones for this call only. ``on_sub_call(sub_call)`` is called as each sub-call of a run
-        starts and again when it ends (progress reports)."""
+        starts and again when it ends (progress reports). ``session`` (a key, with
+        ``sessions`` on) runs ``run_code`` in that conversation's session."""
+        return await self._handle(tool_call, agent=agent, limits=limits, on_sub_call=on_sub_call, session=session)
+
+    async def _handle(self, tool_call: Any, *, agent: str | None, limits: sandbox.Limits | None,
+                      on_sub_call: Callable[[SubCall], None] | None, session: str | CodeSession | None) -> CallOutcome:
         call = as_tool_call(tool_call)
+        code_session = self._resolve(session)
         sink: list[CodeRun] = []
-        settings = _Settings(limits=limits, sink=sink, on_dispatch=on_sub_call, on_finish=on_sub_call)
+        settings = _Settings(limits=limits, sink=sink, on_dispatch=on_sub_call, on_finish=on_sub_call,
+                             session=code_session.sandbox if code_session is not None else None)
         result = await _with_settings(settings, self.registry.execute(call, agent=agent))
         images = tuple(b for b in result.content if b.get("type") == "image")
         return CallOutcome(result, result.text, images, sink[0] if sink else None)
@@ -207,16 +259,28 @@ class CodeMode:
         agent: str | None = None,
         limits: sandbox.Limits | None = None,
         on_dispatch: Any = None,
+        session: str | CodeSession | None = None,
+        restart: bool = False,
     ) -> CodeRun:
         """Run ``code`` as a ``run_code`` call from the host (the CLI does this) and return the
-        full report. The call goes through the pipeline like a model's, mode checks included."""
+        full report. The call goes through the pipeline like a model's, mode checks included.
+        ``session`` runs it in that session (``restart``: in a fresh state)."""
+        return await self._run(code, description=description, call_id=call_id, agent=agent, limits=limits,
+                               on_dispatch=on_dispatch, session=session, restart=restart)
+
+    async def _run(self, code: str, *, description: str, call_id: str, agent: str | None,
+                   limits: sandbox.Limits | None, on_dispatch: Any, session: str | CodeSession | None,
+                   restart: bool) -> CodeRun:
+        code_session = self._resolve(session)
         sink: list[CodeRun] = []
-        settings = _Settings(limits=limits, sink=sink, on_dispatch=on_dispatch)
-        call = ToolCall(call_id, RUN_CODE, {"code": code, "description": description})
+        settings = _Settings(limits=limits, sink=sink, on_dispatch=on_dispatch,
+                             session=code_session.sandbox if code_session is not None else None)
+        arguments = {"code": code, "description": description}
+        call = ToolCall(call_id, RUN_CODE, restart_arguments(arguments, restart and code_session is not None))
         result = await _with_settings(settings, self.registry.execute(call, agent=agent))
         if sink:
             return sink[0]
-        error = sandbox.RunError("cancelled", result.text)  # denied or invalid before it ran
+        error = sandbox.RunError(_never_ran_kind(result), result.text)  # type: ignore[arg-type]
         run = sandbox.RunResult(error=error)
         return CodeRun(call_id, run, (), "", result.text, (), 0.0)
 
@@ -232,6 +296,21 @@ class CodeMode:
 
     def __repr__(self) -> str:
         return f"CodeMode(mode={self.registry.mode!r}, limits={self.tool.limits!r})"
+
+
+#: The kind of a host run that never started, by the pipeline's verdict on the ``run_code`` call.
+_REFUSED = frozenset({ErrorKind.UNKNOWN_TOOL, ErrorKind.INVALID_ARGUMENTS, ErrorKind.DENIED})
+
+
+def _never_ran_kind(result: ToolResult) -> str:
+    """``refused`` when the pipeline turned the call away (a mode check, a policy, invalid
+    arguments), ``cancelled`` when it was cancelled, else ``crashed``: ``run_code`` itself broke."""
+    kind = result.meta.get("error")
+    if kind in _REFUSED:
+        return "refused"
+    if kind == ErrorKind.CANCELLED:
+        return "cancelled"
+    return "crashed"
 
 
 async def _with_settings(settings: _Settings, awaitable: Any) -> Any:

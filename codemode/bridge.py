@@ -23,7 +23,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -51,6 +51,7 @@ __all__ = [
     "StopRun",
     "SubCall",
     "build_sdk",
+    "media_size",
     "placeholder",
     "render_run",
 ]
@@ -71,11 +72,14 @@ Executor = Callable[[ToolCall, ExecutionToken, DispatchGate], Awaitable[ToolResu
 
 
 class StopRun(Exception):
-    """Raise from an executor to end the whole run (kind ``cancelled``) with ``reason``."""
+    """Raise from an executor to end the whole run with ``reason``; the run's error kind is
+    ``kind`` (``cancelled`` unless the executor names why, as ``--replay`` does with
+    ``replay-mismatch``)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, kind: str = "cancelled") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
 
 
 @dataclass(slots=True)
@@ -132,13 +136,17 @@ class CodeRun:
         return self.result.error is None
 
 
+def media_size(block: Mapping[str, Any]) -> int:
+    """The decoded size in bytes of a media block's base64 ``data``, without decoding it."""
+    data = block.get("data") or ""
+    return len(data) * 3 // 4 - data[-2:].count("=") if data else 0
+
+
 def placeholder(block: Mapping[str, Any]) -> str:
     """The text that stands in for a non-text content block inside a run."""
     kind = block.get("type")
     if kind in ("image", "audio"):
-        data = block.get("data") or ""
-        size = len(data) * 3 // 4 - data[-2:].count("=") if data else 0
-        return m.PLACEHOLDER_MEDIA.format(type=kind, mime_type=block.get("mime_type"), size=size)
+        return m.PLACEHOLDER_MEDIA.format(type=kind, mime_type=block.get("mime_type"), size=media_size(block))
     if kind == "resource":
         return m.PLACEHOLDER_RESOURCE.format(uri=block.get("uri"))
     return f"[{kind}]"
@@ -183,7 +191,15 @@ _TRUNCATED_LOGS = re.compile(re.escape(TRUNCATION_MARKER).replace(re.escape("{dr
 
 
 def render_run(result: sandbox.RunResult) -> str:
-    """What the model reads back: logs then the value, the no-output marker, or the error."""
+    """What the model reads back: logs then the value, the no-output marker, or the error; in a
+    session that lost its state, then one line that says so."""
+    text = _rendered(result)
+    if result.reset is not None:
+        text += "\n" + m.SESSION_NOTE.format(sentence=result.reset)
+    return text
+
+
+def _rendered(result: sandbox.RunResult) -> str:
     if result.error is not None:
         text = m.RUN_FAILED.format(kind=result.error.kind, message=result.error.message)
         if result.logs:
@@ -202,7 +218,9 @@ def render_run(result: sandbox.RunResult) -> str:
 
 def _spec(definition: ToolDefinition) -> sdk_gen.ToolSpec:
     output = thaw(definition.output_schema) if definition.output_schema is not None else None
-    return sdk_gen.ToolSpec(definition.name, definition.description, thaw(definition.parameters_schema), output)
+    return sdk_gen.ToolSpec(
+        definition.name, definition.description, thaw(definition.parameters_schema), output, definition.sdk_note
+    )
 
 
 def build_sdk(definitions: Sequence[ToolDefinition]) -> sdk_gen.SDK:
@@ -297,6 +315,8 @@ class _Run:
         self.on_dispatch: Callable[[SubCall], None] | None = None
         self.kept = 0
         self.on_finish: Callable[[SubCall], None] | None = None
+        #: The kind and reason of a ``StopRun``, which the run's ``cancelled`` becomes.
+        self.stopped: tuple[str, str] | None = None
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -362,9 +382,16 @@ class _Run:
         except StopRun as exc:
             record.status, record.is_error = "error", True
             record.content = [{"type": "text", "text": exc.reason}]
+            if self.stopped is None:
+                self.stopped = (exc.kind, exc.reason)
             self.controller.cancel(exc.reason)
             self._finish(record)
             raise sandbox.BindingError(exc.reason) from None
+        except Exception as exc:  # an executor that broke: the call failed, nobody cancelled it
+            record.status, record.is_error = "error", True
+            record.content = [{"type": "text", "text": m.TOOL_FAILED.format(name=wire, error=type(exc).__name__)}]
+            self._finish(record)
+            raise
         except BaseException:
             if record.status == "queued":
                 record.status = "abandoned"  # its dispatch event waits for the run's reason
@@ -446,6 +473,8 @@ class _Settings:
     sink: list[CodeRun] | None = None
     on_dispatch: Callable[[SubCall], None] | None = None
     on_finish: Callable[[SubCall], None] | None = None
+    #: The session this call runs in (``CodeMode(sessions=...)``), or None for a one-shot run.
+    session: sandbox.Session | None = None
 
 
 _NO_SETTINGS = _Settings()
@@ -469,6 +498,7 @@ class RunCodeTool:
         backend: sandbox.BackendName | sandbox.Runtime,
         preflight: bool,
         executor: Executor | None,
+        sessions: bool = False,
     ) -> None:
         if isinstance(max_parallel_sub_calls, bool) or not isinstance(max_parallel_sub_calls, int) or max_parallel_sub_calls < 1:
             raise ValueError(f"max_parallel_sub_calls must be an int >= 1, got {max_parallel_sub_calls!r}")
@@ -478,6 +508,8 @@ class RunCodeTool:
         self.backend = backend
         self.preflight = preflight
         self.executor: Executor = executor if executor is not None else self._pipeline
+        #: With sessions, ``run_code`` takes ``restart`` and says that variables persist.
+        self.sessions = sessions
 
     async def _pipeline(self, call: ToolCall, parent: ExecutionToken, gate: DispatchGate) -> ToolResult:
         return await run_call(self.registry, call, None, parent, gate=gate)
@@ -486,20 +518,27 @@ class RunCodeTool:
         return [d for d in self.registry.visible(agent) if d.name != RUN_CODE]
 
     def definition(self) -> ToolDefinition:
+        properties: dict[str, Any] = {
+            # An empty program is the bridge's to answer (a `syntax` error that says so), not an
+            # argument error.
+            "code": {"type": "string", "description": m.RUN_CODE_CODE},
+            "description": {
+                "type": "string",
+                "minLength": 1,
+                "pattern": r"\S",
+                "description": m.RUN_CODE_PURPOSE,
+            },
+        }
+        description = m.RUN_CODE_DESCRIPTION
+        if self.sessions:
+            properties["restart"] = {"type": "boolean", "description": m.RUN_CODE_RESTART}
+            description += " " + m.RUN_CODE_SESSION
         return define_tool(
             name=RUN_CODE,
-            description=m.RUN_CODE_DESCRIPTION,
+            description=description,
             parameters_schema={
                 "type": "object",
-                "properties": {
-                    "code": {"type": "string", "minLength": 1, "description": m.RUN_CODE_CODE},
-                    "description": {
-                        "type": "string",
-                        "minLength": 1,
-                        "pattern": r"\S",
-                        "description": m.RUN_CODE_PURPOSE,
-                    },
-                },
+                "properties": properties,
                 "required": ["code", "description"],
                 "additionalProperties": False,
             },
@@ -509,7 +548,7 @@ class RunCodeTool:
 
     async def execute(self, args: Mapping[str, Any], ctx: ExecutionContext) -> list[dict[str, Any]]:
         settings = _SETTINGS.get()
-        report = await self.run(args["code"], ctx, settings)
+        report = await self.run(args["code"], ctx, settings, restart=args.get("restart") is True)
         if settings.sink is not None:
             settings.sink.append(report)
         blocks = [{"type": "text", "text": report.text}, *report.attachments]
@@ -517,7 +556,7 @@ class RunCodeTool:
             raise BodyFailed(blocks, ErrorKind.RUN_FAILED)
         return blocks
 
-    async def run(self, code: str, ctx: ExecutionContext, settings: _Settings) -> CodeRun:
+    async def run(self, code: str, ctx: ExecutionContext, settings: _Settings, *, restart: bool = False) -> CodeRun:
         started = time.perf_counter()
         definitions = self.tools_for(ctx.agent)
         sdk = build_sdk(definitions)
@@ -531,7 +570,9 @@ class RunCodeTool:
         # parse all of it on the event loop first.
         small = len(code) <= limits.max_source
         diagnostics = sdk_gen.check(code, sdk) if self.preflight and small else []
-        if diagnostics:
+        if not code.strip():
+            result = sandbox.RunResult(error=sandbox.RunError("syntax", m.EMPTY_PROGRAM))
+        elif diagnostics:
             result = sandbox.RunResult(error=_preflight_error(diagnostics))
         else:
             bindings: dict[str, Callable[..., Awaitable[Any]]] = {}
@@ -545,18 +586,27 @@ class RunCodeTool:
             docs.update(dict.fromkeys(helpers, m.SEARCH_DOC))
             deadline = RUN_DEADLINE.set(anyio.current_time() + limits.wall_time)
             try:
-                result = await sandbox.run(
-                    code,
-                    bindings=bindings,
-                    limits=limits,
-                    docs=docs,
-                    backend=self.backend,
-                    controller=controller,
-                )
+                if settings.session is not None:
+                    result = await settings.session.run(
+                        code, bindings=bindings, limits=limits, docs=docs, controller=controller, restart=restart
+                    )
+                else:
+                    result = await sandbox.run(
+                        code,
+                        bindings=bindings,
+                        limits=limits,
+                        docs=docs,
+                        backend=self.backend,
+                        controller=controller,
+                    )
             finally:
                 RUN_DEADLINE.reset(deadline)
                 if result is None:  # the outer call itself was cancelled
                     state.close("cancelled")
+        if result.error is not None and result.error.kind == "cancelled" and state.stopped is not None:
+            kind, reason = state.stopped
+            if kind != "cancelled":
+                result = replace(result, error=sandbox.RunError(kind, reason))  # type: ignore[arg-type]
         if result.error is None:
             state.close(m.REASON_COMPLETED)
         else:

@@ -65,6 +65,7 @@ class ToolDefinition:
     arguments_validator: SchemaValidator = field(default=None, repr=False)  # type: ignore[assignment]
     output_validator: SchemaValidator | None = field(default=None, repr=False)
     annotations: Mapping[str, Any] | None = field(default=None, repr=False)
+    sdk_note: str = field(default="", repr=False)
 
     def is_concurrency_safe(self, args: Mapping[str, Any]) -> bool:
         """True when this call may overlap other calls; a failing predicate counts as unsafe."""
@@ -90,6 +91,7 @@ def define_tool(
     present_result: PresentResultFn | None = None,
     finalize_content: FinalizeFn | None = None,
     annotations: Mapping[str, Any] | None = None,
+    sdk_note: str = "",
 ) -> ToolDefinition:
     """Check and build a tool definition; raise ``ToolDefinitionError`` listing every problem.
 
@@ -97,7 +99,8 @@ def define_tool(
     returns the canonical JSON value and ``render(args, value)`` makes the content blocks (a default
     renderer shows strings as text and anything else as JSON). Without ``output`` it returns the
     content blocks itself. ``annotations`` are MCP tool annotations (``readOnlyHint``,
-    ``title``, ...): hints for clients, carried by the MCP export.
+    ``title``, ...): hints for clients, carried by the MCP export. ``sdk_note`` is one short
+    sentence the SDK's instructions carry while the tool is visible (``sdk_gen.ToolSpec.note``).
     """
     problems: list[str] = []
     _check_name(name, problems)
@@ -105,6 +108,8 @@ def define_tool(
         isinstance(annotations, Mapping) and all(isinstance(k, str) for k in annotations)
     ):
         problems.append("annotations must be a mapping of MCP annotation names to values")
+    if not isinstance(sdk_note, str) or "\n" in sdk_note:
+        problems.append("sdk_note must be one line of text")
     if not isinstance(description, str) or not description.strip():
         problems.append("description must be a non-empty string (the model reads it)")
     if not inspect.iscoroutinefunction(execute) and not _is_async_callable(execute):
@@ -155,6 +160,7 @@ def define_tool(
         arguments_validator=compile_validator(schema),
         output_validator=None if output_schema is None else compile_validator(output_schema),
         annotations=None if annotations is None else freeze(dict(annotations)),
+        sdk_note=sdk_note.strip(),
     )
 
 

@@ -217,16 +217,33 @@ def _index_forms(sdk: sdk_gen.SDK) -> list[str]:
     return forms
 
 
-def _instructions(text: str) -> str:
-    """The SDK's own instruction lines (how to write a program), through ``Allowed imports``."""
+#: The modules a discovery text names when it shortens the import list; an import outside the
+#: list fails with a message that names every allowed module, so the rest can be found.
+COMMON_IMPORTS = ("asyncio", "collections", "datetime", "itertools", "json", "math", "re", "statistics")
+
+
+def _imports_line(line: str) -> str:
+    """``Allowed imports: a, b, ...`` shortened to the common modules and a count of the rest."""
+    names = [n.strip() for n in line[len("Allowed imports:"):].strip().rstrip(".").split(",")]
+    common = [n for n in COMMON_IMPORTS if n in names]
+    rest = len(names) - len(common)
+    if rest <= 0:
+        return line
+    return m.IMPORTS_SHORT.format(common=", ".join(common), rest=rest)
+
+
+def _instructions(sdk: sdk_gen.SDK) -> str:
+    """The SDK's own instruction lines (how to write a program), through ``Allowed imports``
+    (shortened: the discovery text has a budget), and the tools' notes after them."""
     lines = []
-    for line in text.splitlines():
+    for line in sdk.text.splitlines():
         if not line.strip():
             break
-        lines.append(line)
         if line.startswith("Allowed imports:"):
+            lines.append(_imports_line(line))
             break
-    return "\n".join(lines)
+        lines.append(line)
+    return "\n".join([*lines, *sdk.notes])
 
 
 def _cut(text: str, room: int) -> str:
@@ -262,7 +279,7 @@ def budgeted_text(
     full = f"{lead}\n\n{sdk.text}"
     if mode == "full" or (mode == "auto" and (budget is None or len(full) <= budget)):
         return full
-    rules = _instructions(sdk.text)
+    rules = _instructions(sdk)
     discovery = m.DISCOVERY.format(count=len(sdk.method_names), ns=sdk.namespace)
     head = "\n\n".join(p for p in (lead, rules, discovery) if p)
     if budget is not None and len(head) > budget:

@@ -8,6 +8,9 @@ Vocabulary (every event is a JSON object with ``type`` and ``ts``):
 - ``message``: any other model-facing message (``message`` holds it), appended by the host loop.
 - ``tool/code-dispatch-start`` and ``tool/code-dispatch``: Code Mode sub-call bookkeeping, written
   by the bridge.
+- ``session/start``, ``session/reset`` and ``session/close``: a Code Mode session (``session``: its
+  key) got a fresh state, lost its state (``reason``: the sentence the model read, or
+  ``restart``), or was closed.
 
 A call is model-facing only when it has no ``parent_call_id``: sub-calls made from a snippet are
 kept for replay and UIs but never enter history, and nor does any event type ``derive_messages``
@@ -31,6 +34,9 @@ __all__ = [
     "EVENT_CODE_DISPATCH",
     "EVENT_CODE_DISPATCH_START",
     "EVENT_MESSAGE",
+    "EVENT_SESSION_CLOSE",
+    "EVENT_SESSION_RESET",
+    "EVENT_SESSION_START",
     "EVENT_TOOL_CALL",
     "EVENT_TOOL_RESULT",
     "EventLog",
@@ -45,6 +51,9 @@ EVENT_TOOL_RESULT = "tool/result"
 EVENT_MESSAGE = "message"
 EVENT_CODE_DISPATCH_START = "tool/code-dispatch-start"
 EVENT_CODE_DISPATCH = "tool/code-dispatch"
+EVENT_SESSION_START = "session/start"
+EVENT_SESSION_RESET = "session/reset"
+EVENT_SESSION_CLOSE = "session/close"
 
 
 @runtime_checkable

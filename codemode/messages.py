@@ -68,6 +68,10 @@ CAPTURED_OUTPUT = "Captured output:"
 RUN_NO_OUTPUT = "(run_code completed with no output)"
 RETURN_VALUE = "Return value:"
 RECORD_NOT_KEPT = "[result not kept in the run's records: about {size} bytes, past the run's {limit}-byte record budget]"
+EMPTY_PROGRAM = (
+    "the program is empty; write the body of an async function that calls the tools, "
+    "e.g. `r = await tools.name(...)` then `return` or `print` what you need"
+)
 PREFLIGHT_FAILED = "nothing ran; fix these and run again:\n{diagnostics}"
 NOT_DISPATCHED = "run_code run is over ({reason}); {name} not dispatched"
 SUB_CALL_CANCELLED = "run_code run is over ({reason}); {name} was cancelled"
@@ -79,6 +83,14 @@ ARGS_NOT_DICT = "a positional argument must be a dict of arguments, got {type}"
 PLACEHOLDER_MEDIA = "[{type}: {mime_type}, {size} bytes]"
 PLACEHOLDER_RESOURCE = "[resource: {uri}]"
 REASON_COMPLETED = "completed"
+RUN_CODE_SESSION = (
+    "Variables, functions and imports a program defines stay defined in later run_code calls "
+    "of this conversation; pass `restart: true` to start from nothing."
+)
+RUN_CODE_RESTART = "true: discard every variable earlier programs defined and start from nothing."
+#: The last line of a run in a session that lost its state (``sandbox.RunResult.reset``).
+SESSION_NOTE = "Note: {sentence}."
+SESSIONS_OFF = "sessions are off; create the CodeMode with sessions=True to use session={key!r}"
 
 # --- discovery (codemode.discovery) ---------------------------------------------------------------
 
@@ -90,6 +102,11 @@ DISCOVERY = (
 INDEX_HEAD = "Tools:"
 INDEX_HEAD_NAMES = "Tool names:"
 INDEX_HEAD_PREFIXES = "Tool groups (name prefix and count): {groups}. `tools.list()` names them all."
+#: The discovery text's short form of the SDK's import list.
+IMPORTS_SHORT = (
+    "Allowed imports: {common} and {rest} more of the standard library's data modules "
+    "(importing another module fails with the full list)."
+)
 INDEX_CUT = "\n... more: `tools.list()`"
 INDEX_EMPTY = "No tools are loaded."
 SEARCH_NO_QUERY = "search() takes a query with at least one word, e.g. tools.search(\"read a file\")"

@@ -12,6 +12,7 @@ copies later), validators are precompiled on the definition, and empty hook list
 from __future__ import annotations
 
 import logging
+import re
 import time
 from contextlib import AbstractAsyncContextManager
 from inspect import isawaitable
@@ -363,8 +364,24 @@ def _kind(decision: Any) -> str:
     return f"ask({decision.reason!r})" if type(decision) is Decision else type(decision).__name__
 
 
+#: An absolute host path in an exception's text: POSIX (``/home/me/x``, not ``a/b`` or a URL's
+#: path) or Windows (``C:\\x``), up to a quote, whitespace or a separator of the message.
+_HOST_PATH = re.compile(r"(?<![\w/:.~-])(?:/|[A-Za-z]:\\)[\w.~-][^\s'\"<>|,;)\]]*")
+#: What stands in for a host path in a tool's error text.
+HOST_PATH_MASK = "<path>"
+
+
 def _describe(exc: BaseException) -> str:
-    text = str(exc)
+    """A tool's exception as the model reads it: type and message, host paths masked (an
+    ``OSError`` shows its reason only), so no error carries where the host keeps its files.
+    An exception class with ``model_facing = True`` (``WorkspaceError``) wrote its message for
+    the model and keeps it."""
+    if getattr(type(exc), "model_facing", False) is True:
+        text = str(exc)
+    elif isinstance(exc, OSError) and exc.strerror and (exc.filename is not None or exc.filename2 is not None):
+        text = exc.strerror
+    else:
+        text = _HOST_PATH.sub(HOST_PATH_MASK, str(exc))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

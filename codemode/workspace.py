@@ -72,6 +72,17 @@ MAX_PATTERN_SIZE = 50_000
 #: the time it has already spent on that one match (the regex engine cannot be interrupted).
 FIRST_MATCH_SLICE = 0.05
 
+#: MCP tool annotations, as the tools truly behave: the read-only tools only look at local files;
+#: the write tools change them (``edit_file`` twice may edit twice; ``write_file`` twice writes
+#: the same bytes, or fails without effect when the file exists).
+_READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+_WRITES = {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}
+
+
+def _annotations(title: str, base: Mapping[str, Any], **hints: bool) -> dict[str, Any]:
+    return {"title": title, **base, **hints}
+
+
 OUTSIDE_ROOT = "path {path!r} is outside the workspace root"
 NOT_FOUND = "no such file or directory: {path!r}"
 NOT_A_FILE = "{path!r} is not a regular file"
@@ -104,6 +115,9 @@ FILE_EXISTS = "{path!r} already exists; pass overwrite=true to replace it"
 
 class WorkspaceError(Exception):
     """A workspace tool refused a request; the message is model-facing and names no host path."""
+
+    #: The pipeline shows this message as written (the paths in it are the model's own).
+    model_facing = True
 
 
 def _name_key(name: str) -> str:
@@ -744,6 +758,7 @@ def workspace_tools(
                 "render": _render_read,
             },
             execute=read_file,
+            annotations=_annotations("Read file", _READ_ONLY),
             is_concurrency_safe=True,
             present_call=lambda a: generic_card(f"Read {a.get('path')}"),
         ),
@@ -771,6 +786,7 @@ def workspace_tools(
                 )
             },
             execute=list_dir,
+            annotations=_annotations("List directory", _READ_ONLY),
             is_concurrency_safe=True,
         ),
         define_tool(
@@ -792,6 +808,7 @@ def workspace_tools(
                 "render": _render_glob,
             },
             execute=glob,
+            annotations=_annotations("Find files", _READ_ONLY),
             is_concurrency_safe=True,
         ),
         define_tool(
@@ -819,6 +836,7 @@ def workspace_tools(
                 "render": _render_grep,
             },
             execute=grep,
+            annotations=_annotations("Search files", _READ_ONLY),
             is_concurrency_safe=True,
         ),
         define_tool(
@@ -837,6 +855,7 @@ def workspace_tools(
                 )
             },
             execute=stat,
+            annotations=_annotations("File info", _READ_ONLY),
             is_concurrency_safe=True,
         ),
     ]
@@ -871,6 +890,7 @@ def _write_tools(ws: Workspace, policy: WritePolicy) -> list[ToolDefinition]:
                 )
             },
             execute=write_file,
+            annotations=_annotations("Write file", _WRITES, idempotentHint=True),
             present_call=lambda a: diff_card(str(a.get("path"))),
         ),
         define_tool(
@@ -889,6 +909,7 @@ def _write_tools(ws: Workspace, policy: WritePolicy) -> list[ToolDefinition]:
                 "schema": _obj({"path": {"type": "string"}, "replacements": {"type": "integer"}}, ["path", "replacements"])
             },
             execute=edit_file,
+            annotations=_annotations("Edit file", _WRITES, idempotentHint=False),
             present_call=lambda a: diff_card(str(a.get("path"))),
         ),
     ]

@@ -6,7 +6,7 @@ policy and run in a single-use, resource-limited worker process (or in-process, 
 code). It reaches the host only through named async functions ("bindings"), by JSON messages.
 """
 
-from .api import BackendName, Runtime, get_runtime, jail_status, run
+from .api import BackendName, Runtime, check, get_runtime, jail_status, run
 from .control import RunController
 from .host import BindingError
 from .inprocess import InProcessRuntime
@@ -15,12 +15,14 @@ from .jsonvalue import escape_surrogates
 from .limits import DEFAULT_LIMITS, Limits
 from .result import ERROR_KINDS, ErrorKind, JailLevel, RunError, RunResult
 from .scheduler import ToolCallError
+from .sessions import DEFAULT_SESSION_LIMITS, Session, SessionLimits, open_session
 from .shims import ALLOWED_MODULES
 from .workers import WorkerRuntime
 
 __all__ = [
     "ALLOWED_MODULES",
     "DEFAULT_LIMITS",
+    "DEFAULT_SESSION_LIMITS",
     "ERROR_KINDS",
     "BackendName",
     "BindingError",
@@ -34,11 +36,15 @@ __all__ = [
     "RunError",
     "RunResult",
     "Runtime",
+    "Session",
+    "SessionLimits",
     "ToolCallError",
     "WorkerRuntime",
+    "check",
     "escape_surrogates",
     "get_runtime",
     "jail_status",
+    "open_session",
     "run",
 ]
 

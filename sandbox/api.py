@@ -7,11 +7,14 @@ from collections.abc import Mapping
 from typing import Literal, Protocol
 
 from .control import RunController
+from .execution import syntax_result
 from .host import Bindings
 from .inprocess import InProcessRuntime
 from .jail import LAYERS, JailStatus
+from .jsonvalue import escape_surrogates
 from .limits import DEFAULT_LIMITS, Limits
-from .result import RunResult
+from .policy import PolicyError, compile_snippet
+from .result import RunError, RunResult
 from .workers import WorkerRuntime
 
 BackendName = Literal["worker", "inprocess"]
@@ -62,6 +65,19 @@ def jail_status(backend: BackendName | Runtime = "worker") -> JailStatus:
         return runtime.jail_status()
     return JailStatus(missing={layer: f"the {runtime.name} backend runs in the host's own process"
                                for layer in LAYERS})
+
+
+def check(code: str, *, limits: Limits = DEFAULT_LIMITS) -> RunError | None:
+    """The `syntax` error a run of `code` would end with before running (its size, the parser,
+    the compile policy), or None: compiles under the policy and executes nothing, so a tool can
+    give the verdict of `run` without running the snippet."""
+    if not isinstance(code, str):
+        raise TypeError("code must be a str")
+    try:
+        compile_snippet(escape_surrogates(code), limits)
+    except PolicyError as exc:
+        return syntax_result(exc).error
+    return None
 
 
 async def run(

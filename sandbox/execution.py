@@ -11,7 +11,7 @@ from __future__ import annotations
 import decimal
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .control import RunStopped, stop
 from .guards import RunGuards, build_builtins, make_globals
@@ -20,6 +20,7 @@ from .limits import Limits
 from .namespace import check_call_size, make_namespace
 from .output import MAX_AWAIT_WARNINGS, Output, render_logs
 from .policy import ENTRY_POINT, FILENAME, LAST_VALUE_HOOK, PolicyError, compile_snippet
+from .raised import mark_raised, raised_by_snippet
 from .result import RunError, RunResult, cut_text
 from .scheduler import (
     ASYNCIO_SHIM,
@@ -31,6 +32,14 @@ from .scheduler import (
 )
 from .shims import ShimSet, make_import
 
+if TYPE_CHECKING:
+    from .session import SessionState
+
+#: A session keeps objects between runs; a tools namespace kept from an earlier run is dead.
+STALE_NAMESPACE = (
+    "this `{label}` object belongs to an earlier run of the session; call tools through "
+    "`{label}` itself in each run"
+)
 AWAIT_HINT = "hint: a tool call must be awaited: write `await {label}.name(...)`"
 TICK_CHECK_EVERY = 4096
 #: Exception text beyond this many characters is cut (it is read by a model).
@@ -118,30 +127,6 @@ def memory_message(limit: int) -> str:
     )
 
 
-#: Instance attribute set on a `MemoryError` the snippet raised with its own `raise` statement.
-#: It starts with "_", so the policy and the guards keep the snippet from reading or removing it.
-_RAISED_MARK = "_sandbox_raised_by_snippet_"
-
-
-def mark_raised(exc: Any) -> Any:
-    """The `_raise_` hook: the policy compiles `raise X` as `raise _raise_(X)`.
-
-    A `MemoryError` (class or instance, subclasses included) the snippet raises this way is
-    marked, so it is reported as an `exception` with its own message, not as the memory limit.
-    An instance that already carries a traceback was raised before: re-raising it keeps what it
-    was (a real out-of-memory error caught and re-raised with `raise e` is still `memory`).
-    Anything else passes through unchanged; the interpreter then raises it, or refuses it."""
-    if isinstance(exc, type) and issubclass(exc, MemoryError):
-        exc = exc()
-    if issubclass(type(exc), MemoryError) and exc.__traceback__ is None:
-        BaseException.__setattr__(exc, _RAISED_MARK, True)
-    return exc
-
-
-def raised_by_snippet(exc: BaseException) -> bool:
-    return vars(exc).get(_RAISED_MARK) is True
-
-
 class Execution:
     """Everything one run needs inside the interpreter that runs the snippet."""
 
@@ -154,8 +139,10 @@ class Execution:
         namespace: str = "tools",
         docs: Mapping[str, str] | None = None,
         budget: bool = False,
+        state: SessionState | None = None,
     ) -> None:
         self.source = code
+        self.state = state
         self.limits = limits
         self.label = namespace
         self.output = Output(limits.max_output)
@@ -163,10 +150,12 @@ class Execution:
         self.budget = Budget(limits) if budget else None
         self.pending_calls: list[PendingCall] = []
         self.decimal_context = decimal.Context()
-        self.compiled = compile_snippet(code, limits, budget=budget)
+        self.compiled = compile_snippet(code, limits, budget=budget, session=state is not None)
 
-        guards = RunGuards()
-        shims = ShimSet(guards, ASYNCIO_SHIM, wall_time=limits.wall_time, print_fn=self.output.print)
+        guards = RunGuards() if state is None else state.guards
+        shims = ShimSet(guards, ASYNCIO_SHIM) if state is None else state.shims
+        # Per-run shims (time.sleep's allowance, pprint's log) follow this run, also in a session.
+        shims.begin_run(limits.wall_time, self.output.print)
         ns = make_namespace(namespace, list(binding_names), self._issue, docs)
         builtins = build_builtins(
             guards,
@@ -179,9 +168,14 @@ class Execution:
         if self.budget is not None:
             hooks["_tick_"] = self.budget.tick
             hooks["_budget_iter_"] = self.budget.iterate
-        self.globals = make_globals(builtins, guards, **hooks)
+        if state is None:
+            self.globals = make_globals(builtins, guards, **hooks)
+        else:
+            self.globals = state.enter(self, builtins, hooks)
 
     def _issue(self, request: CallRequest) -> PendingCall:
+        if self.state is not None and self.state.current is not self:
+            raise RuntimeError(STALE_NAMESPACE.format(label=self.label))
         check_call_size(request, self.limits.max_call_bytes, self.label)
         self.scheduler.issued.add(request)
         call = make_pending(request)

@@ -36,6 +36,7 @@ from .policy import (
     WRITABLE_DUNDERS,
     is_dunder,
 )
+from .raised import mark_raised
 
 _MISSING = object()
 _SNIPPET_LOCALS = "__snippet__.<locals>."
@@ -190,6 +191,32 @@ class _PlainStrMethod(ReadOnly):
         return f"<built-in method {getattr(self._method, '__name__', '?')}>"
 
 
+class _MarkedThrow(ReadOnly):
+    """`throw` of a generator or coroutine, or `athrow` of an async generator: a `MemoryError`
+    the snippet throws in is marked as its own (see `sandbox.raised`), so it is reported as an
+    `exception`, never as the memory limit. `unbound` is the method read from the type, which
+    takes the generator first. The real method sits in a private slot."""
+
+    __slots__ = ("_method", "_unbound")
+
+    def __init__(self, method: Callable[..., Any], unbound: bool) -> None:
+        object.__setattr__(self, "_method", method)
+        object.__setattr__(self, "_unbound", unbound)
+
+    def __call__(self, *args: Any) -> Any:
+        head, rest = (args[:1], args[1:]) if self._unbound else ((), args)
+        if len(rest) >= 2 and rest[1] is None and isinstance(rest[0], type):
+            rest = (rest[0](), *rest[2:])  # throw(MemoryError, None) raises MemoryError()
+        elif len(rest) >= 2:
+            rest = (rest[1], *rest[2:]) if isinstance(rest[1], BaseException) else rest
+        if rest:
+            rest = (mark_raised(rest[0]), *rest[1:])
+        return self._method(*head, *rest)
+
+    def __repr__(self) -> str:
+        return f"<built-in method {getattr(self._method, '__name__', '?')}>"
+
+
 def _plain_str(value: Any) -> Any:
     return str.__str__(value) if isinstance(value, str) else value
 
@@ -207,6 +234,10 @@ _ABC_REGISTER = abc.ABCMeta.register
 _STRPTIME = datetime.datetime.__dict__["strptime"]
 _PATTERN_SUB = re.Pattern.__dict__["sub"]
 _PATTERN_SUBN = re.Pattern.__dict__["subn"]
+_THROWS = {
+    "throw": (types.GeneratorType.__dict__["throw"], types.CoroutineType.__dict__["throw"]),
+    "athrow": (types.AsyncGeneratorType.__dict__["athrow"],),
+}
 
 _REGISTER_REFUSED = (
     "ABC registration is not available in the sandbox (it would change classes shared with the host)"
@@ -272,6 +303,15 @@ def _judge_plain(value: Any, descriptor: Any) -> Any:
     return value
 
 
+def _judge_throw(value: Any, name: str) -> Any:
+    for descriptor in _THROWS[name]:
+        if value is descriptor:
+            return _MarkedThrow(value, unbound=True)
+        if _bound_self(value, descriptor) is not _MISSING:
+            return _MarkedThrow(value, unbound=False)
+    return value
+
+
 #: name -> what a snippet gets instead of the value a read of that name returned.
 _JUDGES: dict[str, Callable[[Any], Any]] = {
     "format": lambda v: _judge_format(v, _STR_FORMAT, safe_format),
@@ -281,6 +321,8 @@ _JUDGES: dict[str, Callable[[Any], Any]] = {
     "strptime": lambda v: _judge_plain(v, _STRPTIME),
     "sub": lambda v: _judge_plain(v, _PATTERN_SUB),
     "subn": lambda v: _judge_plain(v, _PATTERN_SUBN),
+    "throw": lambda v: _judge_throw(v, "throw"),
+    "athrow": lambda v: _judge_throw(v, "athrow"),
 }
 assert set(_JUDGES) == RUNTIME_CHECKED_ATTRIBUTES, "every runtime-checked name has a judge"
 
@@ -705,7 +747,9 @@ class RunGuards:
                 is_dunder(name) or not owned or not self._defined_by_snippet(cls, name)
                 or _forbidden_value(_class_level(cls, name))
             )
-            if private or name in INSPECT_ATTRIBUTES:
+            # The names the guard judges by the value a read returns (`format`, `mro`, ...) are
+            # read natively here, where no judge sees them.
+            if private or name in INSPECT_ATTRIBUTES or name in RUNTIME_CHECKED_ATTRIBUTES:
                 raise TypeError(
                     f"class pattern {cls.__name__}(...) would read attribute {name!r}, which is not "
                     "accessible in the sandbox"

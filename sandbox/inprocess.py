@@ -24,10 +24,12 @@ from .host import Bindings, escaped_inputs, invoke
 from .limits import Limits
 from .policy import PolicyError
 from .result import RunResult
+from .session import SessionState
 
 
 class InProcessRuntime:
-    """Runs snippets in the calling process. Stateless: every run builds fresh globals and shims."""
+    """Runs snippets in the calling process. Stateless: every run builds fresh globals and shims
+    (a session's runs share the session's, `sandbox.open_session`)."""
 
     name = "inprocess"
 
@@ -40,10 +42,13 @@ class InProcessRuntime:
         namespace: str = "tools",
         docs: Mapping[str, str] | None = None,
         controller: RunController | None = None,
+        state: SessionState | None = None,
     ) -> RunResult:
+        """One run; with `state` (a session's, `sandbox.sessions`), in that session's globals."""
         code, bindings, docs = escaped_inputs(code, bindings, docs)
         try:
-            execution = Execution(code, list(bindings), limits, namespace=namespace, docs=docs, budget=True)
+            execution = Execution(code, list(bindings), limits, namespace=namespace, docs=docs, budget=True,
+                                  state=state)
         except PolicyError as exc:
             return syntax_result(exc)
         sched = execution.scheduler
@@ -74,6 +79,8 @@ class InProcessRuntime:
             return outcome
         finally:
             sched.close()
+            if state is not None:
+                state.leave()
             _clear_shared_caches()
 
 

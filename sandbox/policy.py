@@ -26,7 +26,7 @@ What it removes, to cut the per-operation tax, and why that is safe here:
 
 Every `raise X` is compiled as `raise _raise_(X)`, so the run can tell a `MemoryError` the
 snippet raised itself (an `exception`) from one the interpreter raised because memory ran out
-(`memory`); see `sandbox.execution.mark_raised`.
+(`memory`); see `sandbox.raised.mark_raised`.
 
 Budget mode (the in-process backend, where no process can be killed) inserts `_tick_()` at the
 top of every loop body and function, so a runaway loop ends with a clean `timeout`.
@@ -52,9 +52,10 @@ LAST_VALUE_HOOK = "_last_"
 #: read returns whatever the receiver is: the real `str.format` traverses attributes, an ABC's
 #: `register` changes a (possibly host) class, `mro()` lists base classes the sandbox keeps out
 #: of reach (the real, unchecked enum bases), and `datetime.strptime` and `Pattern.sub`/`subn`
-#: cache process-wide on the `str` objects they are given.
+#: cache process-wide on the `str` objects they are given; `throw`/`athrow` must mark a thrown
+#: `MemoryError` as the snippet's own.
 RUNTIME_CHECKED_ATTRIBUTES = frozenset(
-    {"format", "format_map", "register", "mro", "strptime", "sub", "subn"}
+    {"format", "format_map", "register", "mro", "strptime", "sub", "subn", "throw", "athrow"}
 )
 
 #: "_" attributes a snippet may read on anything: names and docs are plain strings, and
@@ -498,9 +499,11 @@ class SnippetPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> ast.AST:
-        # `case C(x=...)` reads attribute x natively, so it gets the attribute checks.
+        # `case C(x=...)` reads attribute x natively, so it gets the attribute checks; the names
+        # the guard judges at run time by what comes back (`format`, `mro`, ...) cannot be judged
+        # in a pattern, so they are refused there.
         for attr in node.kwd_attrs:
-            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES:
+            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES or attr in RUNTIME_CHECKED_ATTRIBUTES:
                 self._refuse(node, f'attribute "{attr}" is not allowed in a class pattern')
         return self.node_contents_visit(node)
 
@@ -548,8 +551,53 @@ def _inspect(tree: ast.Module, max_depth: int, max_nodes: int) -> _TreeFacts:
     return facts
 
 
-def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> CodeType:
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def top_level_bindings(tree: ast.Module) -> set[str]:
+    """The names the snippet body itself binds (assignments, loop and `with` targets, imports,
+    `def`/`class` names, `except ... as`, match captures, `:=`, `del`), not those of nested
+    functions, classes or comprehensions, except a `:=` inside a comprehension, which binds in
+    the body. An explicit stack: a hostile tree cannot blow the host's stack."""
+    names: set[str] = set()
+    stack: list[tuple[ast.AST, bool]] = [(child, False) for child in tree.body]
+    while stack:
+        node, in_comprehension = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            # Decorators, defaults, bases and annotations are evaluated in the body's scope.
+            outer = [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
+            if not isinstance(node, ast.ClassDef):
+                outer += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            stack.extend((child, in_comprehension) for child in outer)
+            continue
+        if isinstance(node, ast.Lambda):
+            stack.extend((d, in_comprehension) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None)
+            continue
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, (ast.Store, ast.Del)) and not in_comprehension:
+                names.add(node.id)
+        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.alias):
+            if node.name != "*":
+                names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name and not in_comprehension:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest and not in_comprehension:
+            names.add(node.rest)
+        inner = in_comprehension or isinstance(node, _COMPREHENSIONS)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return names
+
+
+def compile_snippet(source: str, limits: Limits, *, budget: bool = False, session: bool = False) -> CodeType:
     """Compile a snippet into a module code object that defines `__snippet__`.
+
+    With `session`, every name the body binds at its top level is declared global too, so it
+    lives in the session's globals and later runs of the session see it.
 
     Raises `PolicyError` listing every problem (size limits, parse errors and policy refusals),
     each with the snippet's own line number.
@@ -592,6 +640,8 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False) -> Cod
     if policy.problems:
         raise PolicyError(sorted(policy.problems, key=lambda p: (p.line or 0)))
 
+    if session:
+        facts.global_names.update(top_level_bindings(tree))  # type: ignore[union-attr]
     # Top-level `global` statements are subsumed by the hoisted declaration.
     body: list[ast.stmt] = [s for s in tree.body if not isinstance(s, ast.Global)] or [ast.Pass()]
     last = body[-1]

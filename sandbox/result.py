@@ -79,12 +79,15 @@ class RunResult:
     error: None on success.
     jail: how the run was confined: "full" (a worker under the syscall filter), "weak" (a
         worker on a host without it, accepted with `allow_weak_jail`), or "none" (in-process).
+    reset: in a session, the one sentence that says the session lost its state during or just
+        before this run (variables defined earlier are gone); None otherwise.
     """
 
     value: Any = None
     logs: list[str] = field(default_factory=list)
     error: RunError | None = None
     jail: JailLevel = "none"
+    reset: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -98,6 +101,7 @@ class RunResult:
             if self.error is None
             else {"kind": self.error.kind, "message": self.error.message},
             "jail": self.jail,
+            **({"reset": self.reset} if self.reset is not None else {}),
         }
 
     @classmethod
@@ -107,4 +111,5 @@ class RunResult:
             value=data.get("value"),
             logs=list(data.get("logs") or []),
             error=None if err is None else RunError(err["kind"], err["message"]),
+            reset=data.get("reset"),
         )

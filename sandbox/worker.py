@@ -16,6 +16,11 @@ chroots into an empty directory and takes a uid of its own where it can, drops i
 loads the syscall filter, and waits for one `run` message. Then it lowers its address-space and
 CPU limits for this run, arms a wall-clock timer, runs the snippet, sends one `done` frame and
 exits. It is never reused.
+
+A session worker is the same child, confined the same way, whose first message is `session`
+instead of `run`: it sets the session's hard limits and then serves one `run` after another with
+the session's state (`sandbox.session`), each with its own soft limits and timers, until the host
+kills it. The syscall filter stays loaded for its whole life.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from .policy import PolicyError
 from .protocol import BlockingChannel, ChannelClosed, encode
 from .result import RunError, RunResult
 from .scheduler import CallRequest
+from .session import SessionRlimits, SessionState
 
 #: The channel's descriptor in a worker, right after stdio.
 CHANNEL_FD = 3
@@ -225,6 +231,8 @@ def _child_main(fd: int, ctrl_fd: int, jail: _Jail) -> None:
         message = channel.receive()
     except (ChannelClosed, OSError):
         os._exit(0)
+    if message is not None and message.get("op") == "session":
+        _session_main(message, channel, baseline)
     if message is None or message.get("op") != "run":
         os._exit(0)
     try:
@@ -234,10 +242,42 @@ def _child_main(fd: int, ctrl_fd: int, jail: _Jail) -> None:
     _linger(channel)
 
 
-def _done_frame(message: dict[str, Any], channel: BlockingChannel, baseline: int) -> bytes:
-    """Run the snippet and encode its `done` frame; nothing of the run outlives this call."""
-    result, execution = _run(message, channel, baseline)
+def _session_main(first: dict[str, Any], channel: BlockingChannel, baseline: int) -> None:
+    """A session worker: set the session's hard limits, then serve `run` requests one after
+    another with one `SessionState`, until the host closes the channel or kills the process.
+
+    The host checks each run as it checks a single-use worker's (CPU time from its own start,
+    the address-space limit in force, the output), and requires silence between runs: nothing is
+    sent but one `done` frame per `run`, and an idle worker uses no CPU."""
+    try:
+        rlimits = SessionRlimits(baseline, int(first["memory"]), float(first["lifetime"]))
+    except (KeyError, TypeError, ValueError, OSError):
+        os._exit(1)
+    state = SessionState()
+    while True:
+        try:
+            message = channel.receive()
+        except (ChannelClosed, OSError):
+            os._exit(0)
+        if message is None or message.get("op") != "run":
+            os._exit(0)
+        try:
+            frame = _done_frame(message, channel, baseline, (state, rlimits))
+            signal.signal(signal.SIGPROF, signal.SIG_IGN)
+            state.leave()
+            channel.send(frame)
+        except BaseException:  # the host sees the channel close and resets the session
+            os._exit(1)
+
+
+def _done_frame(message: dict[str, Any], channel: BlockingChannel, baseline: int,
+                session: tuple[SessionState, SessionRlimits] | None = None) -> bytes:
+    """Run the snippet and encode its `done` frame; nothing of the run outlives this call
+    (but the session's state, in a session worker)."""
+    result, execution = _run(message, channel, baseline, session)
     signal.setitimer(signal.ITIMER_REAL, 0)
+    if session is not None:
+        signal.setitimer(signal.ITIMER_PROF, 0)
     return encode('{"op":"done","result":' + dumps(_report(result, execution)) + "}")
 
 
@@ -325,16 +365,16 @@ def _depth() -> int:
     return depth
 
 
-def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int
-         ) -> tuple[RunResult, Execution | None]:
+def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int,
+         session: tuple[SessionState, SessionRlimits] | None = None) -> tuple[RunResult, Execution | None]:
     """The run's result, and its `Execution` (None when none was built)."""
     holder: list[Execution] = []
-    result = _run_into(message, channel, baseline, holder)
+    result = _run_into(message, channel, baseline, holder, session)
     return result, holder[0] if holder else None
 
 
 def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
-              holder: list[Execution]) -> RunResult:
+              holder: list[Execution], session: tuple[SessionState, SessionRlimits] | None = None) -> RunResult:
     try:
         limits = Limits.from_json(message["limits"])
         code = message["code"]
@@ -352,13 +392,18 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
 
     execution: Execution | None = None
     try:
-        _apply_rlimits(limits, baseline)
+        if session is None:
+            _apply_rlimits(limits, baseline)
+        else:
+            signal.signal(signal.SIGPROF, on_cpu)
+            session[1].apply(limits, message.get("base"))
         sys.setrecursionlimit(_depth() + limits.max_recursion + FRAME_MARGIN)
         signal.signal(signal.SIGALRM, on_alarm)
         signal.signal(signal.SIGXCPU, on_cpu)
         signal.setitimer(signal.ITIMER_REAL, limits.wall_time, TIMER_REPEAT)
         try:
-            execution = Execution(code, names, limits, namespace=namespace, docs=docs)
+            extra = {} if session is None else {"state": session[0]}
+            execution = Execution(code, names, limits, namespace=namespace, docs=docs, **extra)
         except PolicyError as exc:
             return syntax_result(exc)
         holder.append(execution)

@@ -207,6 +207,8 @@ class WorkerRuntime:
         self._lock = threading.Lock()
         self._template: _Template | None = None
         self._warm: deque[_Worker] = deque()
+        #: Workers that sessions hold (`sandbox.sessions`), killed with the runtime.
+        self._session_workers: set[_Worker] = set()
         self._closed = False
         atexit.register(self.close)
 
@@ -304,6 +306,8 @@ class WorkerRuntime:
             self._closed = True
             while self._warm:
                 self._warm.popleft().sock.close()
+            while self._session_workers:
+                self._session_workers.pop().kill()
             if self._template is not None:
                 self._template.close()
                 self._template = None
@@ -350,7 +354,8 @@ class WorkerRuntime:
 
     async def _run(self, session: _Session, stream: _HostChannel, code: str,
                    bindings: Bindings, limits: Limits, namespace: str,
-                   docs: Mapping[str, str] | None, controller: RunController | None) -> RunResult:
+                   docs: Mapping[str, str] | None, controller: RunController | None,
+                   extra: Mapping[str, Any] | None = None) -> RunResult:
         request = {
             "op": "run",
             "code": code,
@@ -358,6 +363,7 @@ class WorkerRuntime:
             "names": list(bindings),
             "namespace": namespace,
             "docs": dict(docs) if docs is not None else None,
+            **(extra or {}),
         }
         try:
             await stream.send(encode(request))
@@ -403,12 +409,16 @@ class _Session:
         self.parent: int | None = None
         self.started = time.monotonic()
         self.cpu_at_start: float | None = None
+        self.size_at_start: int | None = None
 
-    def begin(self, pid: int, parent: int | None) -> None:
+    def begin(self, pid: int, parent: int | None, fields: list[str] | None = None) -> None:
         """Note the worker and the moment its run starts, with the CPU time it had used by then:
         the evidence a reported timeout is checked against."""
         self.pid, self.parent = pid, parent
-        self.cpu_at_start = _cpu_seconds(pid, parent)
+        if fields is None:
+            fields = _proc_fields(pid, parent)
+        self.cpu_at_start = None if fields is None else _cpu_of(fields)
+        self.size_at_start = None if fields is None else int(fields[_VSIZE])
         self.started = time.monotonic()
 
     async def _frame(self) -> dict[str, Any] | None:
@@ -645,11 +655,18 @@ def _proc_fields(pid: int, parent: int | None) -> list[str] | None:
         return None
 
 
+#: /proc/<pid>/stat fields after the command name: user and system CPU ticks, address space.
+_UTIME, _STIME, _VSIZE = 11, 12, 20
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(fields: list[str]) -> float:
+    return (int(fields[_UTIME]) + int(fields[_STIME])) / _CLOCK_TICKS
+
+
 def _cpu_seconds(pid: int, parent: int | None) -> float | None:
     fields = _proc_fields(pid, parent)
-    if fields is None:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return None if fields is None else _cpu_of(fields)
 
 
 def _address_space_capped(pid: int, parent: int | None, memory: int) -> bool:

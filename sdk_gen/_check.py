@@ -50,7 +50,9 @@ def check(snippet: str, sdk: SDK) -> list[Diagnostic]:
     """Diagnostics for a snippet (the body of an async function), sorted by position.
 
     Reports unknown tools, unknown or missing arguments, literal values of the wrong type or
-    outside an enum, and tool calls whose result is dropped without `await`.
+    outside an enum, tool calls and `asyncio.gather(...)` whose result is dropped without
+    `await`, and those whose un-awaited result is then used as a value (subscripted, iterated,
+    measured, ...), directly or through the name it was assigned to.
     """
     try:
         tree = compile(
@@ -63,6 +65,7 @@ def check(snippet: str, sdk: SDK) -> list[Diagnostic]:
     checker = _Checker(sdk, _LINE_BREAK.split(snippet))
     if not checker.run(tree):
         return []
+    checker.check_used(tree)
     return sorted(set(checker.found), key=lambda d: (d.line, d.col, d.code, d.message))
 
 
@@ -137,6 +140,9 @@ class _Checker:
     def _check_dropped(self, node: ast.Expr) -> None:
         """A tool call as a bare statement (or in a dropped display) is never awaited."""
         value = node.value
+        if isinstance(value, ast.Call) and _is_gather(value.func):
+            self._report(value, "not-awaited", f"{_GATHER}(...) is never awaited; write `await {_GATHER}(...)`")
+            return
         calls = [value] if isinstance(value, ast.Call) else []
         if isinstance(value, ast.List | ast.Tuple | ast.Set):
             calls = [e for e in value.elts if isinstance(e, ast.Call)]
@@ -163,6 +169,91 @@ class _Checker:
                     "not-awaited",
                     f"call to tool {method!r} is never awaited; write `await {self.ns}.{method}(...)`",
                 )
+
+    # -- an un-awaited result used as a value ----------------------------------
+    def _unawaited(self, node: ast.AST, awaited: set[int]) -> str | None:
+        """What to call `node` in a message, when it is an un-awaited tool call or gather."""
+        if type(node) is not ast.Call or id(node) in awaited:
+            return None
+        if _is_gather(node.func):  # type: ignore[attr-defined]
+            return f"{_GATHER}(...)"
+        target = self._tool_target(node)  # type: ignore[arg-type]
+        if target is None or (target[1] and target[0] in RESERVED_METHODS):
+            return None
+        method = self.sdk.resolve(target[0])
+        return None if method is None else f"call to tool {method!r}"
+
+    def check_used(self, tree: ast.AST) -> None:
+        """Report an un-awaited tool call or gather whose value is used: `tools.grep(...)["x"]`,
+        or `r = tools.grep(...)` whose first later use is `r["x"]`. Awaiting, passing it on
+        (`await asyncio.gather(r)`, `tasks.append(r)`) or rebinding the name is never reported."""
+        awaited = {id(n.value) for n in _walk(tree) if type(n) is ast.Await}  # type: ignore[attr-defined]
+        for node in _walk(tree):
+            for used in _value_operands(node):
+                what = self._unawaited(used, awaited)
+                if what is not None:
+                    self._report_used(used, what, getattr(node, "lineno", used.lineno))  # type: ignore[attr-defined]
+        for body in _scopes(tree):
+            self._flow(body, {}, awaited)
+
+    def _report_used(self, call: ast.AST, what: str, line: int) -> None:
+        shown = what if what.endswith("(...)") else what.split(" ")[-1].strip("'")
+        fix = f"await {_GATHER}(...)" if what.endswith("(...)") else f"await {self.ns}.{shown}(...)"
+        self._report(
+            call, "not-awaited", f"{what} is not awaited but its result is used on line {line}; write `{fix}`"
+        )
+
+    def _flow(self, stmts: list[ast.stmt], pending: dict[str, tuple[ast.AST, str]], awaited: set[int]) -> None:
+        """Follow one scope's statements in order; ``pending`` maps a name to the un-awaited
+        call it holds until its first use decides (a value use is reported)."""
+        for stmt in stmts:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                for node in _walk(stmt):  # a closure may use it later: not decidable here
+                    if type(node) is ast.Name:
+                        pending.pop(node.id, None)  # type: ignore[attr-defined]
+                continue
+            assign = isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign)
+            bodies: list[list[ast.stmt]] = []
+            header: list[ast.AST] = []
+            for name, value in ast.iter_fields(stmt):
+                if name in ("body", "orelse", "finalbody"):
+                    bodies.append(value)
+                elif name in ("handlers", "cases"):
+                    bodies.extend(h.body for h in value)
+                elif not (assign and name in ("targets", "target")):
+                    header.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, ast.AST))
+            targets: list[ast.AST] = []
+            if assign:
+                targets = list(stmt.targets) if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[union-attr]
+            for part in [*header, *targets]:  # the value is evaluated before the targets bind
+                self._loads(part, pending, stmt)
+            for part in [*header, *targets]:
+                for node in _walk(part):
+                    if type(node) is ast.Name and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                        pending.pop(node.id, None)  # type: ignore[attr-defined]
+            if assign and not isinstance(stmt, ast.AugAssign) and len(targets) == 1 and type(targets[0]) is ast.Name:
+                value = stmt.value  # type: ignore[union-attr]
+                what = self._unawaited(value, awaited) if value is not None else None
+                if what is not None:
+                    pending[targets[0].id] = (value, what)  # type: ignore[attr-defined]
+            for body in bodies:
+                self._flow(body, pending, awaited)
+
+    def _loads(self, expr: ast.AST, pending: dict[str, tuple[ast.AST, str]], stmt: ast.stmt) -> None:
+        """Decide every pending name ``expr`` reads (``stmt`` is the statement it belongs to)."""
+        if not pending:
+            return
+        for parent in _walk(expr):
+            for child in ast.iter_child_nodes(parent):
+                if type(child) is not ast.Name or child.id not in pending:  # type: ignore[attr-defined]
+                    continue
+                call, what = pending.pop(child.id)  # type: ignore[attr-defined]
+                if any(used is child for used in _value_operands(parent)):
+                    self._report_used(call, what, child.lineno)  # type: ignore[attr-defined]
+        if type(expr) is ast.Name and expr.id in pending and type(expr.ctx) is ast.Load:  # type: ignore[attr-defined]
+            call, what = pending.pop(expr.id)  # type: ignore[attr-defined]
+            if any(used is expr for used in _value_operands(stmt)):
+                self._report_used(call, what, expr.lineno)  # type: ignore[attr-defined]
 
     # -- one call ---------------------------------------------------------------
     def _check_call(self, call: ast.Call, written: str, as_attribute: bool) -> None:
@@ -238,6 +329,49 @@ class _Checker:
         problem = _violation(schema, literal, root, 0)
         if problem:
             self._report(where, "bad-value", f"argument {name!r} of tool {method!r}: {problem}")
+
+
+_GATHER = "asyncio.gather"
+#: Builtins whose arguments are used as values (a coroutine in them is a mistake).
+_VALUE_FUNCTIONS = frozenset(
+    {"len", "list", "sorted", "sum", "min", "max", "set", "tuple", "dict", "enumerate", "zip",
+     "any", "all", "iter", "next", "reversed"}
+)
+
+
+def _is_gather(func: ast.expr) -> bool:
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "gather"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "asyncio"
+    )
+
+
+def _value_operands(node: ast.AST) -> list[ast.AST]:
+    """The sub-expressions ``node`` uses as values: what a coroutine cannot stand in for."""
+    kind = type(node)
+    if kind is ast.Subscript or kind is ast.Attribute:
+        return [node.value]  # type: ignore[attr-defined]
+    if kind is ast.For or kind is ast.comprehension:
+        return [node.iter]  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        return [node.left, node.right]  # type: ignore[attr-defined]
+    if kind is ast.Compare:
+        return [node.left, *node.comparators]  # type: ignore[attr-defined]
+    if kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id in _VALUE_FUNCTIONS:  # type: ignore[attr-defined]
+        return list(node.args)  # type: ignore[attr-defined]
+    if kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple | ast.List):  # type: ignore[attr-defined]
+        return [node.value]  # type: ignore[attr-defined]
+    return []
+
+
+def _scopes(tree: ast.AST) -> Iterator[list[ast.stmt]]:
+    """The statement list of the snippet and of every function in it."""
+    yield tree.body  # type: ignore[attr-defined]
+    for node in _walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node.body
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

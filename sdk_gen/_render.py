@@ -201,9 +201,9 @@ def _method_doc(decl: MethodDecl) -> str:
     return text
 
 
-def _instructions(namespace: str, imports: Sequence[str]) -> str:
+def _instructions(namespace: str, imports: Sequence[str], notes: Sequence[str] = ()) -> str:
     listed = ", ".join(imports) if imports else NO_IMPORTS
-    return INSTRUCTIONS.format(ns=namespace, imports=listed)
+    return "\n".join([INSTRUCTIONS.format(ns=namespace, imports=listed), *notes])
 
 
 def render_full(
@@ -212,14 +212,16 @@ def render_full(
     *,
     namespace: str,
     imports: Sequence[str],
+    notes: Sequence[str] = (),
 ) -> str:
-    """The whole SDK: instructions, then one Python block with every type and method."""
+    """The whole SDK: instructions (and the tools' notes), then one Python block with every
+    type and method."""
     blocks = [HEADER, TOOL_CALL_ERROR, *class_texts]
     body = [render_method(m) for m in methods]
     blocks.append("class Tools(Protocol):\n" + ("\n\n".join(body) if body else INDENT + "pass"))
     blocks.append(f"{namespace}: Tools")
     code = "\n\n".join(blocks)
-    return f"{_instructions(namespace, imports)}\n\n```python\n{code}\n```\n"
+    return f"{_instructions(namespace, imports, notes)}\n\n```python\n{code}\n```\n"
 
 
 def summary(description: str) -> str:
@@ -234,11 +236,13 @@ def summary(description: str) -> str:
     return first
 
 
-def render_compact(methods: Sequence[MethodDecl], *, namespace: str, imports: Sequence[str]) -> str:
+def render_compact(
+    methods: Sequence[MethodDecl], *, namespace: str, imports: Sequence[str], notes: Sequence[str] = ()
+) -> str:
     """The index form for large tool sets: instructions, then `- name: summary` lines."""
     head = COMPACT_HEADER.format(count=len(methods), ns=namespace)
     lines = []
     for m in methods:
         text = summary(m.description)
         lines.append(f"- {m.method}: {text}" if text else f"- {m.method}")
-    return f"{_instructions(namespace, imports)}\n{head}\n\n" + "\n".join(lines) + "\n"
+    return f"{_instructions(namespace, imports, notes)}\n{head}\n\n" + "\n".join(lines) + "\n"

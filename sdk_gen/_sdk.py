@@ -48,12 +48,15 @@ class ToolSpec:
 
     `parameters` and `output` may be any value; parts that aren't usable JSON Schema are
     rendered as `Any` rather than rejected, because tool servers ship imperfect schemas.
+    `note` is one sentence the SDK's instructions carry while this tool is in the set (how a
+    family of tools is used, say); equal notes are shown once.
     """
 
     name: str
     description: str
     parameters: Any
     output: Any = None
+    note: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -83,6 +86,7 @@ class SDK:
     specs: Mapping[str, ToolSpec]
     exact_tools: frozenset[str]
     _describe: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"SDK(tools={len(self.method_names)}, compact={self.compact}, sdk_hash={self.sdk_hash[:12]!r})"
@@ -116,13 +120,13 @@ class SDK:
         return self._describe[method]
 
 
-def _fingerprint(spec: ToolSpec) -> tuple[str, str, str, str] | None:
+def _fingerprint(spec: ToolSpec) -> tuple[str, ...] | None:
     """Content key for caching; None (no caching) when repr can't pin the content down."""
     try:
-        parts = (spec.name, repr(spec.description), repr(spec.parameters), repr(spec.output))
+        parts = (spec.name, repr(spec.description), repr(spec.parameters), repr(spec.output), repr(spec.note))
     except Exception:
         return None
-    if any("{...}" in p or "[...]" in p or " at 0x" in p for p in parts[2:]):
+    if any("{...}" in p or "[...]" in p or " at 0x" in p for p in parts[2:4]):
         return None
     return parts
 
@@ -283,9 +287,10 @@ def _build(
         needed = _closure(decl.refs(), classes)
         blocks = [class_texts[c.name] for c in ordered if c.name in needed]
         describe[decl.method] = "\n\n".join([*blocks, render_method(decl, standalone=True)]) + "\n"
-    full = render_full(methods, class_texts.values(), namespace=namespace, imports=imports)
+    notes = tuple(sorted({s.note.strip() for s in specs if isinstance(s.note, str) and s.note.strip()}))
+    full = render_full(methods, class_texts.values(), namespace=namespace, imports=imports, notes=notes)
     compact = budget is not None and len(full) > budget
-    text = render_compact(methods, namespace=namespace, imports=imports) if compact else full
+    text = render_compact(methods, namespace=namespace, imports=imports, notes=notes) if compact else full
     return SDK(
         text=text,
         sdk_hash=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
@@ -296,4 +301,5 @@ def _build(
         specs=MappingProxyType({s.name: s for s in sorted(specs, key=lambda s: s.name)}),
         exact_tools=frozenset(exact),
         _describe=MappingProxyType(describe),
+        notes=notes,
     )

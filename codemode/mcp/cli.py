@@ -2,7 +2,7 @@
 
     codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
                        [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N] [--event-log FILE.jsonl]
-                       [--sdk full|compact|auto]
+                       [--sdk full|compact|auto] [--sessions [--session-idle S]]
                        [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
 
 ``codemode/cli.py`` wires these in; ``python -m codemode.mcp serve ...`` runs the same command
@@ -96,18 +96,28 @@ async def load_mcp_tools(
     *,
     limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
     stderr: TextIO | None = None,
+    progress: TextIO | None = None,
 ) -> McpProvider:
     """Start the configured servers (in parallel) and register their tools on ``registry``.
 
     Returns the provider; ``await provider.aclose()`` (from the same task) unregisters the
     tools and stops the servers. A server that fails to start is reported on ``stderr`` and
-    skipped. Raises ``McpConfigError`` for a bad file, ``RegistrationError`` for a name clash.
+    skipped. ``progress`` (a terminal) gets one line, rewritten in place, while they start.
+    Raises ``McpConfigError`` for a bad file, ``RegistrationError`` for a name clash.
     """
     paths = [config_paths] if isinstance(config_paths, str) else list(config_paths)
     provider = McpProvider(_servers(paths), limits=limits)
     await provider.start()
     try:
-        await provider.register(registry)
+        async with anyio.create_task_group() as tg:
+            shown: list[bool] = []
+            if progress is not None and provider.servers:
+                tg.start_soon(_show_start, provider, progress, shown)
+            await provider.register(registry)
+            tg.cancel_scope.cancel()
+        if shown:
+            progress.write("\r\033[K")  # type: ignore[union-attr]
+            progress.flush()  # type: ignore[union-attr]
     except BaseException:
         await provider.aclose()
         raise
@@ -117,6 +127,26 @@ async def load_mcp_tools(
     return provider
 
 
+START_PROGRESS = "\r[codemode] starting {count} MCP server{s}: {ready} ready, {elapsed:.1f} s"
+#: The start line appears after this many seconds and is rewritten this often.
+START_PROGRESS_AFTER = 0.3
+START_PROGRESS_EVERY = 0.2
+
+
+async def _show_start(provider: McpProvider, out: TextIO, shown: list[bool]) -> None:
+    started = anyio.current_time()
+    servers = list(provider.servers.values())
+    await anyio.sleep(START_PROGRESS_AFTER)
+    while True:
+        ready = sum(1 for s in servers if s.connected)
+        count = len(servers)
+        out.write(START_PROGRESS.format(count=count, s="" if count == 1 else "s", ready=ready,
+                                        elapsed=anyio.current_time() - started))
+        out.flush()
+        shown.append(True)
+        await anyio.sleep(START_PROGRESS_EVERY)
+
+
 @asynccontextmanager
 async def mcp_tools(
     registry: Registry,
@@ -124,12 +154,13 @@ async def mcp_tools(
     *,
     limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
     stderr: TextIO | None = None,
+    progress: TextIO | None = None,
 ) -> AsyncIterator[McpProvider | None]:
     """``load_mcp_tools`` for the length of a ``with`` block; yields ``None`` without paths."""
     if not config_paths:
         yield None
         return
-    provider = await load_mcp_tools(registry, config_paths, limits=limits, stderr=stderr)
+    provider = await load_mcp_tools(registry, config_paths, limits=limits, stderr=stderr, progress=progress)
     try:
         yield provider
     finally:
@@ -175,15 +206,19 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
     run_limits = limits_from_args(args)
     backend = backend_from_args(args)
     require_jail(backend)
-    async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr):
+    sessions = _session_limits(args)
+    progress = stderr if stderr.isatty() else None
+    async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress):
         mode = CodeMode(
             registry,
             mode="code",
             limits=run_limits,
             max_parallel_sub_calls=args.max_parallel,
             backend=backend,
+            sessions=sessions if sessions is not None else False,
         )
-        server = build_server(mode, max_concurrent=args.max_concurrent, sdk=getattr(args, "sdk", "auto"))
+        server = build_server(mode, max_concurrent=args.max_concurrent, sdk=getattr(args, "sdk", "auto"),
+                              sessions=sessions is not None)
         if address is None:
             await serve_stdio(server)
             return
@@ -197,12 +232,27 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
             stderr.flush()
 
 
+def _session_limits(args: argparse.Namespace) -> sandbox.SessionLimits | None:
+    """The limits of each code session with --sessions (None without it)."""
+    idle = getattr(args, "session_idle", None)
+    if not getattr(args, "sessions", False):
+        if idle is not None:
+            raise ValueError("--session-idle needs --sessions")
+        return None
+    if idle is None:
+        return sandbox.DEFAULT_SESSION_LIMITS
+    return sandbox.DEFAULT_SESSION_LIMITS.replace(idle_timeout=idle)
+
+
 def mcp_serve_main(
     args: argparse.Namespace, *, registry: Registry | None = None, stderr: TextIO | None = None
 ) -> int:
     """Run ``codemode mcp serve`` until the client disconnects (stdio) or the process is
     interrupted (HTTP). ``registry`` is the CLI's (``--tools``/built-ins); without one, this
-    module builds it the same way. Returns the exit code: 2 for a usage or configuration error."""
+    module builds it the same way. Returns the exit code: 2 for a usage or configuration error,
+    130 when interrupted (Ctrl-C), each with one line on ``stderr``."""
+    from ..cli import EXIT_INTERRUPTED, INTERRUPTED_LINE, only_error
+
     err = stderr if stderr is not None else sys.stderr
     try:
         if args.http:
@@ -214,21 +264,18 @@ def mcp_serve_main(
         err.write(f"codemode: error: {exc}\n")
         return EXIT_USAGE
     except BaseExceptionGroup as group:  # raised inside a task group, such as a busy port
-        only = _only_error(group)
+        only = only_error(group)
+        if isinstance(only, KeyboardInterrupt):
+            err.write(INTERRUPTED_LINE)
+            return EXIT_INTERRUPTED
         if not isinstance(only, (CodemodeError, ValueError, OSError)):
             raise
         err.write(f"codemode: error: {only}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        pass
+        err.write(INTERRUPTED_LINE)
+        return EXIT_INTERRUPTED
     return EXIT_OK
-
-
-def _only_error(error: BaseException) -> BaseException:
-    """The one exception inside nested single-member exception groups (else the group)."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -45,6 +45,9 @@ class McpConfigError(CodemodeError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.source = source
         self.problems = list(problems)
+        if len(self.problems) == 1:  # one problem, one line
+            super().__init__(f"invalid MCP configuration {source}: {self.problems[0]}")
+            return
         lines = "\n".join(f"- {p}" for p in self.problems)
         super().__init__(f"invalid MCP configuration {source}:\n{lines}")
 
@@ -123,13 +126,20 @@ def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | No
     """Read an MCP configuration file; raises ``McpConfigError`` for a missing or bad file."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise McpConfigError(source, [f"cannot read the file: {exc.strerror or exc}"]) from exc
+    try:
+        text = raw.decode("utf-8-sig")  # an editor's byte-order mark is not an error
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        raise McpConfigError(source, [problem]) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise McpConfigError(source, [f"not JSON: {exc}"]) from exc
+    except RecursionError:
+        raise McpConfigError(source, ["not a configuration: JSON nested too deeply to read"]) from None
     return parse_config(data, source=source, environ=environ)
 
 

@@ -36,6 +36,27 @@ UNSUPPORTED_BLOCK = "[unsupported MCP content: {type}]"
 TOOL_HIDDEN = "MCP tool '{tool}' of server '{server}' is hidden: {reason}."
 REASON_NEEDS_TASKS = "it requires task-augmented execution, which codemode does not offer"
 
+# --- upstream resources (read_resource / list_resources) --------------------------------------------
+
+RESOURCES_NOTE = (
+    "MCP servers offer resources: `await tools.{read}(uri=...)` returns one's text, "
+    "`await tools.{list}()` lists their URIs."
+)
+READ_RESOURCE_DESCRIPTION = (
+    "Read a resource of an MCP server by URI: text comes back as text, images and other binary "
+    "content as placeholders."
+)
+READ_RESOURCE_URI = "The resource's URI, as {list} lists it (or one its URI templates match)."
+LIST_RESOURCES_DESCRIPTION = (
+    "List the resources the MCP servers offer (uri, name, server, mime_type, description) and "
+    "their URI templates."
+)
+RESOURCE_UNKNOWN = "No MCP server offers resource {uri!r}; `await tools.{list}()` lists the URIs there are."
+RESOURCE_TEXT_CUT = "[resource text cut: {shown} of {total} characters shown]"
+RESOURCE_TOO_LARGE = "[resource: {uri}, {mime_type}, {size} bytes: over the {limit}-byte limit, not passed on]"
+RESOURCE_PARTS_CUT = "[{dropped} more parts of this resource not shown]"
+RESOURCES_UNAVAILABLE = "No MCP server could list its resources: {reason}"
+
 # --- start reasons (short, no paths) ---------------------------------------------------------------
 
 REASON_START_TIMEOUT = "no MCP handshake within {timeout:g} s"

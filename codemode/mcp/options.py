@@ -32,6 +32,9 @@ LOOPBACK = "127.0.0.1"
 #: (``--event-log FILE.jsonl`` keeps every event on disk instead), so it can run for weeks.
 SERVER_LOG_MAX_EVENTS = 10_000
 SERVER_LOG_MAX_BYTES = 16 * 1024 * 1024
+#: Bounds of --mcp-timeout (seconds) and --max-concurrent.
+MCP_TIMEOUT_RANGE = (0.001, 86_400.0)
+MAX_CONCURRENT_RANGE = (1, 1_000)
 
 
 def is_loopback(host: str) -> bool:
@@ -58,8 +61,11 @@ def server_event_log(path: str | None) -> EventLog:
 def add_mcp_config_option(parser: argparse.ArgumentParser) -> None:
     """``--mcp-config FILE`` (repeatable) and ``--mcp-timeout S`` on a subcommand."""
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
-                        help='an MCP client configuration ({"mcpServers": ...}); its servers\' tools load as <server>__<tool>')
-    parser.add_argument("--mcp-timeout", type=float, metavar="S",
+                        help='an MCP client configuration ({"mcpServers": ...}); its servers\' tools load as '
+                             "<server>__<tool>; repeatable (default: none)")
+    from ..cli import number_option
+
+    parser.add_argument("--mcp-timeout", type=number_option(float, *MCP_TIMEOUT_RANGE, "seconds"), metavar="S",
                         help=f"seconds per upstream MCP tool call (default {DEFAULT_UPSTREAM_LIMITS.call_timeout:g})")
 
 
@@ -80,7 +86,7 @@ def add_mcp_parser(
     """Add ``mcp serve`` to the CLI's subparsers; ``loading`` adds ``--tools``/``--root`` (the
     CLI's own helper), else this module adds equivalent options. Returns the ``serve`` parser."""
     mcp = subparsers.add_parser("mcp", help="MCP: serve Code Mode to MCP clients")
-    sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    sub = mcp.add_subparsers(dest="mcp_command", metavar="COMMAND", help="what to do")
     serve = sub.add_parser("serve", help="serve run_code over MCP (stdio, or --http)")
     if loading is not None:
         loading(serve)
@@ -94,11 +100,19 @@ def add_mcp_parser(
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio (host default 127.0.0.1)")
     serve.add_argument("--event-log", metavar="FILE.jsonl",
                        help="append every event to this file (default: the newest events in a bounded memory ring)")
-    serve.add_argument("--max-concurrent", type=int, default=DEFAULT_MAX_CONCURRENT, metavar="N",
+    from ..cli import number_option
+
+    serve.add_argument("--max-concurrent", type=number_option(int, *MAX_CONCURRENT_RANGE),
+                       default=DEFAULT_MAX_CONCURRENT, metavar="N",
                        help=f"run_code calls run at once (default {DEFAULT_MAX_CONCURRENT})")
     serve.add_argument("--sdk", choices=("full", "compact", "auto"), default="auto",
                        help="what the run_code description carries: the whole SDK, the 2 KB discovery text, "
                             "or the SDK when it fits 2 KB (auto, the default)")
+    serve.add_argument("--sessions", action="store_true",
+                       help="keep each MCP session's variables across its run_code calls (one worker "
+                            "per session, ended with the MCP session or after --session-idle seconds)")
+    serve.add_argument("--session-idle", type=float, metavar="S",
+                       help="with --sessions: end a session after this many idle seconds (default 600)")
     from ..cli import add_run_options
 
     add_run_options(serve)

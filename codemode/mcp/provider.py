@@ -5,6 +5,11 @@ lists its tools; a server that fails to start is reported in ``failures`` and th
 Each tool is a plain registered tool, so every call goes through the registry pipeline (policies,
 guards, approvals, validation, observers) whether the model or a snippet makes it.
 
+When a server says its tool list changed (and after it restarts), the provider lists that
+server's tools again and updates the registry: new tools are registered, removed ones
+unregistered, changed ones replaced under the same name. The registry's change listeners (the
+MCP server's ``tools/list_changed``) hear about it.
+
 The provider owns a task group, so use it as ``async with McpProvider(...) as provider:``, or
 call ``await provider.start()`` and ``await provider.aclose()`` from the same task.
 """
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from functools import partial
 from typing import IO, Any
 
 import anyio
@@ -20,11 +26,12 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 
 from ..definition import ToolDefinition
-from ..errors import CodemodeError
+from ..errors import CodemodeError, RegistrationError
 from ..hooks import Handle
 from ..registry import Registry
 from . import messages as m
 from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
+from .resources import LIST_RESOURCES, READ_RESOURCE, ResourceIndex, resource_tools
 from .tools import missing_capability, namespace_names, tool_definition
 from .upstream import UpstreamError, UpstreamServer
 
@@ -40,7 +47,8 @@ class McpProvider:
     ``(server, upstream tool name)``), ``failures`` (server -> why it has no tools; a tool whose
     schemas the registry refuses is listed under ``"<server>/<tool>"``), ``hidden``
     (``"<server>/<tool>"`` -> the one line saying which capability it needs that codemode
-    lacks) and ``servers``.
+    lacks), ``servers`` and ``resources`` (the ``ResourceIndex``; when a server lists resources,
+    ``definitions`` also holds ``read_resource`` and ``list_resources``).
     """
 
     def __init__(
@@ -60,8 +68,15 @@ class McpProvider:
         self.failures: dict[str, str] = {}
         self.hidden: dict[str, str] = {}
         self._tg: TaskGroup | None = None
-        self._handles: list[Handle] = []
+        self._handles: dict[str, Handle] = {}
+        self._registry: Registry | None = None
+        self._listed: dict[str, types.Tool] = {}  # registry name -> the upstream tool it runs
+        self._refreshing: set[str] = set()
+        self._stale: set[str] = set()
+        self.resources = ResourceIndex(self.servers)
         self._loaded = False
+        for server in self.servers.values():
+            server.on_tools_changed = partial(self._tools_changed, server.name)
 
     def __repr__(self) -> str:
         return f"McpProvider(servers={list(self.servers)!r}, tools={len(self.definitions)})"
@@ -84,9 +99,10 @@ class McpProvider:
 
     async def aclose(self) -> None:
         """Unregister the tools, stop every server and wait for their processes; idempotent."""
-        for handle in self._handles:
+        for handle in self._handles.values():
             handle.dispose()
         self._handles.clear()
+        self._registry = None
         tg, self._tg = self._tg, None
         if tg is None:
             return
@@ -129,35 +145,109 @@ class McpProvider:
         async with anyio.create_task_group() as tg:
             for server in self.servers.values():
                 tg.start_soon(list_one, server)
-        for server_name, tools in listed.items():
-            usable = []
-            for tool in tools:
-                reason = missing_capability(tool)
-                if reason is None:
-                    usable.append(tool)
-                    continue
-                self.hidden[f"{server_name}/{tool.name}"] = m.TOOL_HIDDEN.format(
-                    tool=tool.name, server=server_name, reason=reason
-                )
-            listed[server_name] = usable
-        pairs = [(s, t.name) for s, tools in listed.items() for t in tools]
-        names = namespace_names(pairs, taken)
-        definitions: list[ToolDefinition] = []
-        for server_name, tools in listed.items():
-            server = self.servers[server_name]
-            for tool in tools:
-                name = names[(server_name, tool.name)]
-                try:
-                    definitions.append(tool_definition(server, tool, name))
-                except (CodemodeError, ValueError, TypeError) as exc:
-                    key = f"{server_name}/{tool.name}"
-                    self.failures[key] = str(exc)
-                    logger.warning("MCP tool %s skipped: %s", key, exc)
-                    continue
-                self.upstream[name] = (server_name, tool.name)
-        self.definitions = sorted(definitions, key=lambda d: d.name)
+        usable = {name: self._usable(name, tools) for name, tools in listed.items()}
+        self._add([(name, tool) for name, tools in usable.items() for tool in tools], taken)
+        await self.resources.refresh(listed)
+        if self.resources.offering:
+            used = {*taken, *(d.name for d in self.definitions)}
+            read_name = _free(READ_RESOURCE, used)
+            self.definitions.extend(resource_tools(self.resources, read_name, _free(LIST_RESOURCES, used | {read_name})))
+            self.definitions.sort(key=lambda d: d.name)
         self._loaded = True
         return self.definitions
+
+    def _usable(self, server_name: str, tools: list[types.Tool]) -> list[types.Tool]:
+        """The tools codemode can call; the others go to ``hidden`` with the reason."""
+        prefix = f"{server_name}/"
+        for key in [k for k in self.hidden if k.startswith(prefix)]:
+            del self.hidden[key]
+        usable = []
+        for tool in tools:
+            reason = missing_capability(tool)
+            if reason is None:
+                usable.append(tool)
+            else:
+                self.hidden[prefix + tool.name] = m.TOOL_HIDDEN.format(tool=tool.name, server=server_name, reason=reason)
+        return usable
+
+    def _add(self, tools: list[tuple[str, types.Tool]], taken: Iterable[str]) -> None:
+        """Name, define and (once registered) register ``(server, tool)`` pairs; the names are
+        given in sorted order, so the same tools always get the same names."""
+        names = namespace_names([(s, t.name) for s, t in tools], [*taken, *(d.name for d in self.definitions)])
+        for server_name, tool in tools:
+            server = self.servers[server_name]
+            name = names[(server_name, tool.name)]
+            key = f"{server_name}/{tool.name}"
+            self.failures.pop(key, None)
+            try:
+                definition = tool_definition(server, tool, name)
+                if self._registry is not None:
+                    self._handles[name] = self._registry.register(definition)
+            except (CodemodeError, ValueError, TypeError) as exc:
+                self.failures[key] = str(exc)
+                logger.warning("MCP tool %s skipped: %s", key, exc)
+                continue
+            self.upstream[name] = (server_name, tool.name)
+            self._listed[name] = tool
+            self.definitions.append(definition)
+        self.definitions.sort(key=lambda d: d.name)
+
+    def _remove(self, name: str) -> None:
+        handle = self._handles.pop(name, None)
+        if handle is not None:
+            handle.dispose()
+        del self.upstream[name]
+        del self._listed[name]
+        self.definitions = [d for d in self.definitions if d.name != name]
+
+    # --- following upstream changes ----------------------------------------------------------------
+
+    def _tools_changed(self, server_name: str) -> None:
+        """A server announced a new tool list (or restarted): list it again, once at a time."""
+        if not self._loaded or self._tg is None:
+            return  # load() is about to list it anyway
+        if server_name in self._refreshing:
+            self._stale.add(server_name)
+            return
+        self._refreshing.add(server_name)
+        self._spawn(partial(self._refresh, server_name))
+
+    async def _refresh(self, server_name: str) -> None:
+        try:
+            while True:
+                self._stale.discard(server_name)
+                try:
+                    tools = await self.servers[server_name].tools()
+                except UpstreamError as exc:  # keep the tools it had; a call will report the failure
+                    logger.warning("MCP server %r: could not list its changed tools: %s", server_name, exc.message)
+                    return
+                if self._tg is not None:
+                    self.update(server_name, tools)
+                if server_name not in self._stale:
+                    return
+        finally:
+            self._refreshing.discard(server_name)
+
+    def update(self, server_name: str, tools: list[types.Tool]) -> list[str]:
+        """Apply a new tool list of ``server_name``: new tools are added, removed ones dropped,
+        changed ones replaced under the same name; returns the registry names that changed."""
+        self.failures.pop(server_name, None)  # it answered: a failed start is over
+        usable = {t.name: t for t in self._usable(server_name, tools)}
+        current = {upstream: name for name, (s, upstream) in self.upstream.items() if s == server_name}
+        changed: list[str] = []
+        for upstream, name in current.items():
+            tool = usable.get(upstream)
+            if tool is None or _fingerprint(tool) != _fingerprint(self._listed[name]):
+                self._remove(name)
+                changed.append(name)
+        kept = {upstream for upstream, name in current.items() if name in self.upstream}
+        added = [t for upstream, t in usable.items() if upstream not in kept]
+        taken = [d.name for d in self._registry.visible()] if self._registry is not None else []
+        before = set(self.upstream)
+        # A changed tool keeps its name: it is free again, and sorts first among candidates.
+        self._add([(server_name, t) for t in added], [n for n in taken if n not in changed])
+        changed.extend(n for n in self.upstream if n not in before and n not in changed)
+        return sorted(changed)
 
     async def register(self, registry: Registry) -> list[str]:
         """``load()`` avoiding the registry's names, then register every tool; returns the names.
@@ -166,13 +256,26 @@ class McpProvider:
         """
         taken = [d.name for d in registry.visible()]
         definitions = await self.load(taken=taken)
-        handles: list[Handle] = []
+        handles: dict[str, Handle] = {}
         try:
             for definition in definitions:
-                handles.append(registry.register(definition))
-        except CodemodeError:
-            for handle in handles:
+                handles[definition.name] = registry.register(definition)
+        except RegistrationError:
+            for handle in handles.values():
                 handle.dispose()
             raise
-        self._handles.extend(handles)
+        self._handles.update(handles)
+        self._registry = registry
         return [d.name for d in definitions]
+
+
+def _free(name: str, used: set[str]) -> str:
+    """``name``, or the first of ``name_2``, ``name_3``, ... that is not ``used``."""
+    candidate, n = name, 2
+    while candidate in used:
+        candidate, n = f"{name}_{n}", n + 1
+    return candidate
+
+
+def _fingerprint(tool: types.Tool) -> Any:
+    return tool.model_dump(mode="json", by_alias=True, exclude_none=True)

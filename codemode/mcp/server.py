@@ -17,6 +17,8 @@ from __future__ import annotations
 import itertools
 import logging
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Protocol
 
@@ -50,7 +52,8 @@ SERVER_VERSION = "0.1.0"
 
 
 class CodeModeLike(Protocol):
-    """What the server needs of a ``CodeMode``: the SDK, the prompt, and dispatch."""
+    """What the server needs of a ``CodeMode``: the SDK, the prompt, and dispatch (and, with
+    ``sessions``, ``session(key)``)."""
 
     registry: Any
 
@@ -59,9 +62,52 @@ class CodeModeLike(Protocol):
     async def handle(self, tool_call: ToolCall, *, agent: str | None = None, on_sub_call: Any = None) -> CallOutcome: ...
 
 
-def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto") -> str:
+class _Server(Server[Any]):
+    """The SDK's ``Server``, advertising ``tools.listChanged`` by default: the streamable HTTP
+    session manager builds each session's initialization options with no arguments, so
+    handshake-era clients over HTTP would otherwise not be told the tool list can change."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      *args: Any, **kwargs: Any) -> Any:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, *args, **kwargs)
+
+
+def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto", sessions: bool = False) -> str:
     """The ``run_code`` description: within 2,048 characters unless ``sdk`` is ``full``."""
-    return budgeted_text(code_mode.sdk(agent), lead=m.RUN_CODE_MCP_LEAD, budget=DESCRIPTION_BUDGET, mode=sdk)
+    lead = m.RUN_CODE_MCP_LEAD + (" " + cm.RUN_CODE_SESSION if sessions else "")
+    return budgeted_text(code_mode.sdk(agent), lead=lead, budget=DESCRIPTION_BUDGET, mode=sdk)
+
+
+def _code_session(code_mode: Any, ctx: Any) -> Any:
+    """The code session of the MCP session a request belongs to, or None.
+
+    Over streamable HTTP: one per ``Mcp-Session-Id``, closed (its worker killed) when that MCP
+    session ends (the client's DELETE, the transport's idle timeout); a request without a
+    session id (stateless HTTP) runs one-shot, since nothing tells its client apart. Over stdio
+    (and in-memory transports): one per connection, which the server's run holds as its
+    lifespan state and closes when the connection ends. Either way it resets after its own
+    idle timeout."""
+    if getattr(ctx, "request", None) is not None:
+        connection = getattr(ctx.session, "_connection", None)
+        session_id = getattr(connection, "session_id", None)
+        if not session_id:
+            return None
+        key = f"mcp-http-{session_id}"
+        existing = code_mode.sessions.get(key)
+        if existing is not None:
+            return existing
+        code_session = code_mode.session(key)
+        stack = getattr(connection, "exit_stack", None)
+        if stack is not None:
+            stack.callback(code_session.close)
+        return code_session
+    key = (getattr(ctx, "lifespan_context", None) or {}).get(_SESSION_KEY)
+    return code_mode.session(key) if isinstance(key, str) else None
+
+
+#: The lifespan-state entry that names a connection's code session (stdio, in-memory).
+_SESSION_KEY = "codemode_session"
 
 
 def _prompt(code_mode: CodeModeLike, agent: str | None) -> str:
@@ -83,6 +129,7 @@ def build_server(
     name: str = SERVER_NAME,
     sdk: SdkMode = "auto",
     discovery_tools: bool = True,
+    sessions: bool = False,
 ) -> Server[Any]:
     """The low-level MCP ``Server`` offering ``code_mode`` to ``agent``'s view of the registry.
 
@@ -90,7 +137,9 @@ def build_server(
     fits 2,048 characters, else the discovery text), ``compact`` (always the discovery text)
     or ``full`` (always the whole SDK). ``discovery_tools`` adds ``search_tools`` and
     ``get_tool_sdk``. A client that sends a progress token gets progress during a run, and
-    every client hears ``tools/list_changed`` when the registry's tool set changes.
+    every client hears ``tools/list_changed`` when the registry's tool set changes. With
+    ``sessions`` (the ``CodeMode`` made with ``sessions=...``), each MCP session keeps its own
+    program state across its ``run_code`` calls (``_code_session``).
     Raises ``ValueError`` for ``max_concurrent < 1``, an unknown ``sdk`` or a registry
     without ``run_code``.
     """
@@ -98,6 +147,8 @@ def build_server(
         raise ValueError(f"max_concurrent must be an int >= 1, got {max_concurrent!r}")
     if sdk not in SDK_MODES:
         raise ValueError(f"sdk must be one of {', '.join(SDK_MODES)}, got {sdk!r}")
+    if sessions and getattr(code_mode, "session_limits", None) is None:
+        raise ValueError("sessions=True needs a CodeMode made with sessions=True")
     schema = _run_code_schema(code_mode, agent)
     limiter = anyio.CapacityLimiter(max_concurrent)
     numbers = itertools.count(1)
@@ -108,7 +159,7 @@ def build_server(
         changes.seen(ctx.session)
         tool = types.Tool(
             name=RUN_CODE,
-            description=_description(code_mode, agent, sdk),
+            description=_description(code_mode, agent, sdk, sessions),
             input_schema=schema,
             annotations=types.ToolAnnotations(title="Run code", open_world_hint=True),
         )
@@ -124,9 +175,11 @@ def build_server(
             text, failed = call_catalog_tool(code_mode.sdk(agent), params.name, call.arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
         report = ctx.session.report_progress  # a no-op unless the client asked for progress
+        code_session = _code_session(code_mode, ctx) if sessions else None
+        options: dict[str, Any] = {"session": code_session} if code_session is not None else {}
         async with limiter:
             outcome = await with_progress(
-                report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call)
+                report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call, **options)
             )
         content = to_mcp_content(outcome.result.content) or [types.TextContent(type="text", text=outcome.text)]
         return types.CallToolResult(content=content, is_error=outcome.is_error)
@@ -163,11 +216,25 @@ def build_server(
         message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=_prompt(code_mode, agent)))
         return types.GetPromptResult(description=m.SDK_PROMPT_DESCRIPTION, messages=[message])
 
-    return Server(
+    runs = itertools.count(1)
+
+    @asynccontextmanager
+    async def lifespan(server: Any) -> AsyncIterator[dict[str, Any]]:
+        """One per served connection on stdio (once for all of them over HTTP): it names the
+        connection's code session and closes it when the connection ends."""
+        key = f"mcp-connection-{next(runs)}"
+        async with changes.lifespan(server) as state:
+            try:
+                yield {**state, _SESSION_KEY: key}
+            finally:
+                if sessions:
+                    code_mode.close_session(key)  # type: ignore[attr-defined]
+
+    return _Server(
         name,
         version=SERVER_VERSION,
         instructions=m.SERVER_INSTRUCTIONS,
-        lifespan=changes.lifespan,
+        lifespan=lifespan,
         on_subscriptions_listen=changes.listen,
         on_list_tools=list_tools,
         on_call_tool=call_tool,

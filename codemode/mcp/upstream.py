@@ -17,6 +17,11 @@ What a failed call raises, for ``tools.py`` to turn into error results::
 
 A slow call on a healthy server only costs that call: after a time-out codemode pings the server,
 and restarts it only when the ping gets no answer either.
+
+A server that says its tool list changed (``notifications/tools/list_changed``, or a
+``subscriptions/listen`` event on 2026-07-28 connections, which the owner task keeps open)
+makes ``on_tools_changed()`` fire; so does every restart, since changes made while the server
+was down were never announced. The provider re-lists the tools then.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import sys
 import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -37,6 +42,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from ..messages import ErrorKind
@@ -60,6 +66,7 @@ CLIENT_VERSION = "0.1.0"
 _LIST_PAGES = 100  # a paginator that never ends cannot hang start-up
 
 Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+T = TypeVar("T")
 
 
 class UpstreamError(Exception):
@@ -163,9 +170,16 @@ class UpstreamServer:
         self._lock = anyio.Lock()
         self._closed = False
         self._retired: list[_Connection] = []
+        #: Called (synchronously) when the server announces a new tool list, and on restarts.
+        self.on_tools_changed: Callable[[], None] | None = None
+
+    @property
+    def connected(self) -> bool:
+        """Whether a live session to the server is open now (the CLI's start line counts these)."""
+        return not self._closed and self._conn is not None and self._conn.usable()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "connected" if self._conn and self._conn.usable() else "idle"
+        state = "closed" if self._closed else "connected" if self.connected else "idle"
         return f"UpstreamServer({self.name!r}, {self.config.transport}, {state}, starts={self.starts})"
 
     # --- connection lifecycle ------------------------------------------------------------------
@@ -218,11 +232,17 @@ class UpstreamServer:
                     client = Client(
                         transport,
                         client_info=types.Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+                        message_handler=self._on_message,
                         cache=None,
                     )
                     conn.client = await stack.enter_async_context(client)
                     conn.ready.set()
-                    await conn.stop.wait()
+                    if self.starts > 1:
+                        self._tools_changed()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(self._listen, conn.client)
+                        await conn.stop.wait()
+                        tg.cancel_scope.cancel()
         except Exception as exc:  # a failed start or a broken transport: the callers report it
             conn.error = exc
             logger.debug("MCP server %r: connection ended: %s", self.name, _describe(exc))
@@ -230,6 +250,29 @@ class UpstreamServer:
             conn.dead = True
             conn.ready.set()
             conn.done.set()
+
+    def _tools_changed(self) -> None:
+        if self.on_tools_changed is not None:
+            self.on_tools_changed()
+
+    async def _on_message(self, message: Any) -> None:
+        """The session's notifications; a 2026 listen stream's events arrive here too."""
+        if isinstance(message, types.ToolListChangedNotification):
+            self._tools_changed()
+        await anyio.lowlevel.checkpoint()
+
+    async def _listen(self, client: Client) -> None:
+        """Keep a ``subscriptions/listen`` stream for tool changes open (2026-07-28 servers
+        announce changes only there); a lost stream only costs the announcements."""
+        tools = client.server_capabilities.tools
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
+            return
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    pass  # each event also reaches _on_message
+        except Exception as exc:
+            logger.debug("MCP server %r: tool-change subscription ended: %s", self.name, _describe(exc))
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config
@@ -303,15 +346,65 @@ class UpstreamServer:
 
     async def call(self, tool: str, arguments: dict[str, Any], *, name: str | None = None) -> types.CallToolResult:
         """Run ``tool`` upstream within the call timeout; ``name`` is what the model called it."""
-        shown = name or tool
+
+        # The SDK's own deadline sends the courtesy cancel; the request's outer deadline is a
+        # backstop for a transport that never returns from a write.
+        def send(client: Client, timeout: float) -> Awaitable[types.CallToolResult]:
+            return client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+
+        return await self._request(name or tool, send)
+
+    async def read_resource(self, uri: str, *, name: str) -> types.ReadResourceResult:
+        """Read one resource within the call timeout; ``name`` is how errors refer to it."""
+
+        async def read(client: Client, timeout: float) -> types.ReadResourceResult:
+            with anyio.fail_after(timeout):
+                return await client.read_resource(uri)
+
+        return await self._request(name, read)
+
+    async def resources(self, *, name: str) -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
+        """Every resource and resource template the server lists (``([], [])`` when it does not
+        offer resources), within the call timeout."""
+
+        async def listing(client: Client, timeout: float) -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
+            with anyio.fail_after(timeout):
+                return await pages(client)
+
+        async def pages(client: Client) -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
+            if client.server_capabilities.resources is None:
+                return [], []
+            resources: list[types.Resource] = []
+            templates: list[types.ResourceTemplate] = []
+            cursor: str | None = None
+            for _ in range(_LIST_PAGES):
+                page = await client.list_resources(cursor=cursor)
+                resources.extend(page.resources)
+                if not (cursor := page.next_cursor):
+                    break
+            cursor = None
+            try:
+                for _ in range(_LIST_PAGES):
+                    more = await client.list_resource_templates(cursor=cursor)
+                    templates.extend(more.resource_templates)
+                    if not (cursor := more.next_cursor):
+                        break
+            except MCPError as exc:  # templates are optional; a server may not know the method
+                if exc.code == CONNECTION_CLOSED:
+                    raise
+                logger.debug("MCP server %r: no resource templates: %s", self.name, exc.message)
+            return resources, templates
+
+        return await self._request(name, listing)
+
+    async def _request(self, shown: str, send: Callable[[Client, float], Awaitable[T]]) -> T:
+        """One request within the call timeout, failures translated to ``UpstreamError``."""
         client = await self._client(shown)
         conn = self._conn
         timeout = self.call_timeout
         try:
-            # The SDK's own deadline sends the courtesy cancel; the outer one is a backstop for a
-            # transport that never returns from a write.
             with anyio.fail_after(timeout + self.limits.ping_timeout):
-                return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+                return await send(client, timeout)
         except MCPError as exc:
             error = self._translate(exc, conn, shown)
             if isinstance(error, UpstreamTimeout):

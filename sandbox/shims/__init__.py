@@ -105,6 +105,13 @@ class ShimSet:
         self._ctx = ShimContext(guards, asyncio_attrs, wall_time, print_fn)
         self._per_run: dict[str, ModuleShim] = {}
 
+    def begin_run(self, wall_time: float, print_fn: Callable[..., None]) -> None:
+        """Point the per-run shims at the run about to start (a session's shims outlive a run):
+        its wall-time limit, a fresh sleep allowance, and its log."""
+        self._ctx.wall_time = wall_time
+        self._ctx.print_fn = print_fn
+        self._ctx.state["sleep_left"] = float(wall_time)
+
     def get(self, name: str) -> ModuleShim | None:
         shim = _STATIC_SHIMS.get(name) or self._per_run.get(name)
         if shim is not None:

@@ -13,13 +13,11 @@ PER_RUN = True
 
 
 def build(ctx: ShimContext) -> dict[str, Any]:
-    print_fn = ctx.print_fn
-
     def pprint_(obj: Any, stream: Any = None, indent: int = 1, width: int = 80, depth: Any = None, *,
                 compact: bool = False, sort_dicts: bool = True, underscore_numbers: bool = False) -> None:
         if stream is not None:
             raise TypeError("pprint(stream=...) is not available in the sandbox; use pformat()")
-        print_fn(pprint.pformat(obj, indent, width, depth, compact=compact, sort_dicts=sort_dicts,
+        ctx.print_fn(pprint.pformat(obj, indent, width, depth, compact=compact, sort_dicts=sort_dicts,
                                 underscore_numbers=underscore_numbers))
 
     def pp(obj: Any, *args: Any, sort_dicts: bool = False, **kwargs: Any) -> None:

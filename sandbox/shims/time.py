@@ -20,8 +20,7 @@ def plain_strptime(data: Any, fmt: Any = "%a %b %d %H:%M:%S %Y") -> Any:
 
 
 def build(ctx: ShimContext) -> dict[str, Any]:
-    wall = ctx.wall_time
-    slept = {"left": float(wall)}
+    ctx.state.setdefault("sleep_left", float(ctx.wall_time))
 
     def sleep(seconds: Any, /) -> None:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
@@ -32,9 +31,9 @@ def build(ctx: ShimContext) -> dict[str, Any]:
             raise ValueError("sleep length must be non-negative")
         # The run's sleeps add up against one allowance: many short ones from C code
         # (`list(map(time.sleep, [4.9] * 100))`) pass no loop check of the in-process backend.
-        left = slept["left"]
+        left = ctx.state["sleep_left"]
         if seconds < left:
-            slept["left"] = left - seconds
+            ctx.state["sleep_left"] = left - seconds
             time.sleep(float(seconds))
             return
         # Longer than the run may last: sleep out the limit, then end the run as a timeout (a
@@ -42,9 +41,9 @@ def build(ctx: ShimContext) -> dict[str, Any]:
         from ..control import stop
         from ..execution import wall_time_message
 
-        slept["left"] = 0.0
+        ctx.state["sleep_left"] = 0.0
         time.sleep(left)
-        raise stop("timeout", wall_time_message(wall))
+        raise stop("timeout", wall_time_message(ctx.wall_time))
 
     return {**_static(), "sleep": sleep}
 

@@ -83,8 +83,14 @@ async def test_queued_calls_are_abandoned_when_the_run_times_out() -> None:
 async def test_cancelling_the_outer_call_mid_run_still_writes_every_event() -> None:
     log: list[Any] = []
     mode = make_mode(sleeper("slow", log, delay=5), max_parallel_sub_calls=2)
-    with anyio.move_on_after(0.2):
-        await run(mode, "import asyncio\nawait asyncio.gather(*(tools.slow(tag=str(i)) for i in range(3)))")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run, mode, "import asyncio\nawait asyncio.gather(*(tools.slow(tag=str(i)) for i in range(3)))")
+        # Cancel once both slots are busy and the third call waits for one (not after a fixed
+        # time, which a loaded machine may not have reached yet).
+        with anyio.fail_after(30):
+            while sum(1 for kind, _, _ in log if kind == "start") < 2:
+                await anyio.sleep(0.01)
+        tg.cancel_scope.cancel()
     starts = events(mode, EVENT_CODE_DISPATCH_START)
     done = events(mode, EVENT_CODE_DISPATCH)
     assert len(starts) == len(done) == 3

@@ -38,7 +38,8 @@ def test_run_from_stdin_with_json_output(ws: Path) -> None:
     code, out, err = cli("run", "-", "--root", str(ws), "--json", *BACKEND, stdin='return (await tools.stat(path="notes.md"))["size"]')
     assert code == 0 and err == ""
     payload = json.loads(out)
-    assert set(payload) == {"ok", "result", "logs", "error", "calls", "sdk_hash", "jail"}
+    assert set(payload) == {"ok", "result", "logs", "error", "calls", "attachments", "sdk_hash", "jail"}
+    assert payload["attachments"] == []
     assert payload["ok"] is True and payload["result"] == 11 and payload["error"] is None
     assert payload["jail"] == "none"  # the in-process backend has no jail
     assert [(c["id"], c["name"], c["arguments"], c["is_error"]) for c in payload["calls"]] == [

@@ -162,6 +162,17 @@ def test_bad_default_is_reported() -> None:
         compile_parameters({"n": {"type": "integer", "default": "ten"}})
 
 
+def test_an_sdk_note_is_one_line_and_reaches_the_sdk_preamble() -> None:
+    from codemode.bridge import build_sdk
+
+    noted = define_tool(name="fetch", description="d", execute=body, sdk_note="  Fetch takes URLs.  ")
+    assert noted.sdk_note == "Fetch takes URLs."
+    assert "Fetch takes URLs." in build_sdk([noted]).text.split("```")[0]
+    assert define_tool(name="plain", description="d", execute=body).sdk_note == ""
+    with pytest.raises(ToolDefinitionError, match="sdk_note must be one line of text"):
+        define_tool(name="fetch", description="d", execute=body, sdk_note="two\nlines")
+
+
 @pytest.mark.parametrize("name", ["import", "9lives", "a-b", "x" * 65, ""])
 def test_tool_names_must_be_snippet_callable(name: str) -> None:
     with pytest.raises(ToolDefinitionError):

@@ -346,32 +346,32 @@ async def test_read_file_does_not_load_a_huge_file(root: Path, monkeypatch: pyte
 
 _FREEZE_SCRIPT = textwrap.dedent(
     """
-    import sys, time, anyio, sandbox
+    import sys, anyio, sandbox
     from codemode import CodeMode, Registry, register_workspace
 
     async def main():
         reg = Registry(mode="code")
         register_workspace(reg, sys.argv[1])
         mode = CodeMode(reg, backend=sys.argv[2], limits=sandbox.Limits(wall_time=0.5, cpu_time=1))
-        started = time.monotonic()
         print("START", flush=True)
         run = await mode.run(sys.argv[3])
-        kind = run.result.error.kind if run.result.error else None
-        print("RETURNED", kind, round(time.monotonic() - started, 2), flush=True)
+        print("RETURNED", run.result.error.kind if run.result.error else None, flush=True)
 
     anyio.run(main)
     """
 )
+#: Only a guard against a hung child (then the test fails): how long it took is never asserted.
+_HANG_GUARD = 90
 
 
-def _run_freeze(root: Path, backend: str, code: str, deadline: float) -> str:
-    """Run ``code`` in a fresh host process; its stdout, or what it printed before ``deadline``."""
+def _run_freeze(root: Path, backend: str, code: str) -> str:
+    """Run ``code`` in a fresh host process; its stdout (what it printed before a hang, if one)."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _FREEZE_SCRIPT, str(root), backend, code],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO,
     )
     try:
-        out, _ = proc.communicate(timeout=deadline)
+        out, _ = proc.communicate(timeout=_HANG_GUARD)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, _ = proc.communicate()
@@ -383,7 +383,7 @@ def test_freeze_harness_control(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("a" * 40 + "b\n")
-    out = _run_freeze(ws, "worker", "await tools.grep(pattern='a+b$')\nwhile True:\n    pass", deadline=10)
+    out = _run_freeze(ws, "worker", "await tools.grep(pattern='a+b$')\nwhile True:\n    pass")
     assert "RETURNED timeout" in out, out
 
 
@@ -391,7 +391,7 @@ def test_catastrophic_grep_regex_does_not_freeze_the_host(tmp_path: Path) -> Non
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("a" * 40 + "b\n")
-    out = _run_freeze(ws, "inprocess", "return await tools.grep(pattern='(a+)+$')", deadline=6)
+    out = _run_freeze(ws, "inprocess", "return await tools.grep(pattern='(a+)+$')")
     assert "START" in out
     assert "RETURNED" in out, out  # answered (a result, a match timeout or the run's timeout): not frozen
 
@@ -401,7 +401,7 @@ def test_catastrophic_glob_does_not_freeze_the_host_worker_backend(tmp_path: Pat
     (ws / ("a" * 200)).mkdir(parents=True)
     (ws / ("a" * 200) / "f").write_text("x\n")
     pattern = "*a" * 14 + "/z"
-    out = _run_freeze(ws, "worker", f"return await tools.glob(pattern={pattern!r})", deadline=6)
+    out = _run_freeze(ws, "worker", f"return await tools.glob(pattern={pattern!r})")
     assert "START" in out
     assert "RETURNED" in out, out
 

@@ -119,6 +119,25 @@ async def test_write_tools_exist_only_with_allow_write(root: Path) -> None:
     assert (root.parent / "secret.txt").read_text() == "TODO secret\n"
 
 
+def test_mcp_exports_carry_the_tools_true_annotations(root: Path) -> None:
+    """Validated against the real ``mcp`` types: what an MCP client would parse."""
+    import mcp_types
+
+    registry = registry_for(root, allow_write=True)
+    tools = {t.name: t for t in (mcp_types.Tool.model_validate(e) for e in registry.schemas(format="mcp"))}
+    assert set(tools) == {"read_file", "list_dir", "glob", "grep", "stat", "write_file", "edit_file"}
+    for name in ("read_file", "list_dir", "glob", "grep", "stat"):
+        hints = tools[name].annotations
+        assert hints is not None and hints.read_only_hint is True and hints.open_world_hint is False, name
+        assert hints.destructive_hint is None and hints.title
+    for name, idempotent in (("write_file", True), ("edit_file", False)):
+        hints = tools[name].annotations
+        assert hints is not None and hints.read_only_hint is False and hints.destructive_hint is True, name
+        assert hints.idempotent_hint is idempotent and hints.open_world_hint is False
+    # The other exports are unchanged by annotations.
+    assert all("annotations" not in e for e in registry.schemas(format="openai"))
+
+
 def test_bad_root_fails_at_construction(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is not a directory"):
         workspace_tools(tmp_path / "missing")

@@ -50,7 +50,11 @@ def test_cancelling_the_caller_kills_the_worker() -> None:
     async def main() -> None:
         with anyio.move_on_after(0.5):
             await runtime.run("import asyncio\nawait asyncio.sleep(30)", bindings={}, limits=Limits())
-        await anyio.sleep(0.2)
+        # The kill is a SIGKILL; wait (up to 10 s, never timed) for the kernel to reap it.
+        for _ in range(1000):
+            if not _children_of_template(runtime):
+                break
+            await anyio.sleep(0.01)
 
     try:
         anyio.run(main)

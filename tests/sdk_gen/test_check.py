@@ -88,6 +88,30 @@ BAD = {
         "async def f():\n    return await tools.grep(pattern=1)\nreturn await f()",
         ["line 2, col 29: argument 'pattern' of tool 'grep': expected string, got integer"],
     ),
+    "unawaited_result_subscripted": (
+        "r = tools.grep(pattern='x')['matches']",
+        ["line 1, col 5: call to tool 'grep' is not awaited but its result is used on line 1; write `await tools.grep(...)`"],
+    ),
+    "unawaited_result_used_later": (
+        "r = tools.grep(pattern='x')\nprint('start')\nprint(len(r['matches']))",
+        ["line 1, col 5: call to tool 'grep' is not awaited but its result is used on line 3; write `await tools.grep(...)`"],
+    ),
+    "unawaited_result_iterated_in_a_function": (
+        "async def f():\n    r = tools.fs_read_file(path='a')\n    return [x for x in r]\nreturn await f()",
+        ["line 2, col 9: call to tool 'fs_read_file' is not awaited but its result is used on line 3; write `await tools.fs_read_file(...)`"],
+    ),
+    "unawaited_gather_unpacked": (
+        "a, b = asyncio.gather(tools.grep(pattern='a'), tools.grep(pattern='b'))",
+        ["line 1, col 8: asyncio.gather(...) is not awaited but its result is used on line 1; write `await asyncio.gather(...)`"],
+    ),
+    "unawaited_gather_iterated_later": (
+        "rs = asyncio.gather(tools.grep(pattern='a'))\nfor r in rs:\n    print(r)",
+        ["line 1, col 6: asyncio.gather(...) is not awaited but its result is used on line 2; write `await asyncio.gather(...)`"],
+    ),
+    "unawaited_gather_dropped": (
+        "asyncio.gather(tools.grep(pattern='a'), tools.grep(pattern='b'))",
+        ["line 1, col 1: asyncio.gather(...) is never awaited; write `await asyncio.gather(...)`"],
+    ),
 }
 
 
@@ -118,6 +142,13 @@ GOOD = {
     "other_objects": "await other.gerp(x=1)\nfoo.grep(1)",
     "async_comprehension": "rs = [await tools.grep(pattern=p) for p in ps]",
     "task_group": "t = asyncio.create_task(tools.grep(pattern='x'))\nawait t",
+    "coroutine_awaited_in_place": "r = tools.grep(pattern='x')\nr = await r\nprint(r['matches'])",
+    "coroutine_awaited_in_a_branch": "r = tools.grep(pattern='x')\nif ok:\n    r = await r\nprint(r['matches'])",
+    "coroutine_passed_to_gather": "c = tools.grep(pattern='x')\nrs = await asyncio.gather(c, tools.grep(pattern='y'))\nprint(rs[0])",
+    "coroutines_collected": "ts = []\nt = tools.grep(pattern='x')\nts.append(t)\nrs = await asyncio.gather(*ts)\nprint(rs[0]['matches'])",
+    "coroutine_awaited_by_a_closure": "r = tools.grep(pattern='x')\nasync def g():\n    return await r\nprint((await g())['matches'])",
+    "gather_kept_then_awaited": "g = asyncio.gather(tools.grep(pattern='a'))\n(r,) = await g\nprint(r['matches'])",
+    "name_rebound_before_use": "r = tools.grep(pattern='x')\nawait r\nr = {'m': 1}\nprint(r['m'])",
 }
 
 
@@ -133,7 +164,7 @@ def test_diagnostic_is_frozen_and_prints():
         d.line = 4  # type: ignore[misc]
 
 
-def test_fifty_line_snippet_is_fast():
+def test_fifty_line_snippet_passes():
     sdk = generate(load_corpus())
     lines = []
     for i in range(25):

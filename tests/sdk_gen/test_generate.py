@@ -144,6 +144,23 @@ def test_compact_index_over_budget():
     assert DEFAULT_BUDGET > len(full.text) // 2
 
 
+def test_tool_notes_join_the_instructions_once_while_their_tool_is_there():
+    from dataclasses import replace
+
+    plain = generate([GREP])
+    noted = replace(GREP, note="Grep takes Python regular expressions.")
+    other = ToolSpec("find", "Find files.", {"type": "object", "properties": {}}, note=" Grep takes Python regular expressions. ")
+    sdk = generate([noted, other])
+    preamble = sdk.text.split("```")[0]
+    assert preamble.count("Grep takes Python regular expressions.") == 1
+    assert preamble.rstrip().endswith("Grep takes Python regular expressions.")
+    assert sdk.notes == ("Grep takes Python regular expressions.",)
+    assert sdk.sdk_hash != generate([GREP, replace(other, note="")]).sdk_hash
+    assert generate([GREP]).text == plain.text and plain.notes == ()  # no note, no change
+    compact = generate([noted, other], budget=0)
+    assert compact.compact and "Grep takes Python regular expressions." in compact.text.split("- find")[0]
+
+
 def test_namespace_and_options_are_validated():
     with pytest.raises(ValueError, match="namespace"):
         generate([], namespace="not valid")

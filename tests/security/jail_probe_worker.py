@@ -68,7 +68,7 @@ def buf(size: int = 512) -> int:
 
 
 class _RawExecution:
-    def __init__(self, code: str, names: list[str], limits, namespace: str = "tools", docs=None) -> None:
+    def __init__(self, code: str, names: list[str], limits, namespace: str = "tools", docs=None, **session) -> None:
         self.code = code
 
     def failure(self, error):

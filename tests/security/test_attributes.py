@@ -84,6 +84,12 @@ DUNDER = [
     # guard refuses.
     pytest.param("class A:\n    __getattr__ = getattr\nreturn str(getattr(A(), '__globals__'))", "exception",
                  ["AttributeError", '"__globals__" is not accessible'], id="class-body-dunder-assign"),
+    pytest.param(
+        "import json\nmatch '{0.__globals__[json].sys.modules}':\n    case str(format=f):\n        return str(f(json.dumps))",
+        "syntax", ['attribute "format" is not allowed in a class pattern'], id="match-class-pattern-real-format"),
+    pytest.param(
+        "import typing\nmatch typing.Type:\n    case object(mro=m):\n        return str(m(int))",
+        "syntax", ['attribute "mro" is not allowed in a class pattern'], id="match-class-pattern-raw-mro"),
     pytest.param("class A:\n    def __getattribute__(self, n):\n        return 1\nreturn 1", "syntax",
                  ['"__getattribute__"'], id="class-def-undefinable-dunder"),
     pytest.param("class M(type(int)):\n    pass\nreturn 1", "exception",
@@ -418,3 +424,20 @@ return [C().x, P(len, "abc")(), repr(E.A), str(E.A), D(list)["k"], str(U(int=5))
     result = await sb.run(code)
     assert result.ok, result
     assert result.value == [1, 3, "<E.A: 1>", "E.A", [], "00000000-0000-0000-0000-000000000005", "S"]
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_positional_pattern_cannot_read_a_judged_name(sb, backend):
+    """`case P(f)` reads `P.__match_args__` names natively, where no judge sees the value: a
+    `str` subclass naming `format` would get the real `str.format`, which walks host objects."""
+    code = """
+import json
+class P(str):
+    __match_args__ = ("format",)
+match P("{0.__globals__[json].sys.modules}"):
+    case P(f):
+        return str(f(json.dumps))
+return "no match"
+"""
+    result = await sb.run(code, backend=backend)
+    sb.assert_error(result, "exception", "would read attribute 'format'")

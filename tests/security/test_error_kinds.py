@@ -97,13 +97,31 @@ async def test_the_mark_cannot_be_removed_by_the_snippet() -> None:
         assert len(result.logs) == 1  # the delattr was refused
 
 
-@pytest.mark.xfail(strict=True, reason="a MemoryError thrown into a generator is not marked: "
-                   "`throw`/`athrow` are not judged by the guards (SECURITY.md)")
+THROWN = [
+    pytest.param("def g():\n    yield 1\nx = g()\nnext(x)\nx.throw(MemoryError('FAKE-OOM'))", id="generator"),
+    pytest.param("def g():\n    yield 1\nx = g()\nnext(x)\nx.throw(MemoryError, MemoryError('FAKE-OOM'), None)",
+                 id="three-arguments"),
+    pytest.param("def g():\n    yield 1\nx = g()\nnext(x)\ntype(x).throw(x, MemoryError('FAKE-OOM'))", id="unbound"),
+    pytest.param("async def c():\n    pass\nx = c()\nx.throw(MemoryError('FAKE-OOM'))", id="coroutine"),
+    pytest.param("async def a():\n    yield 1\nx = a()\nawait x.asend(None)\nawait x.athrow(MemoryError('FAKE-OOM'))",
+                 id="async-generator"),
+]
+
+
+@pytest.mark.parametrize("code", THROWN)
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_a_memory_error_thrown_into_a_generator_is_an_exception(backend: str) -> None:
-    code = "def g():\n    yield 1\nx = g()\nnext(x)\nx.throw(MemoryError('FAKE-OOM'))"
+async def test_a_memory_error_thrown_into_a_generator_is_an_exception(backend: str, code: str) -> None:
     result = await run(code, backend)
-    assert result.error is not None and result.error.kind == "exception"
+    assert result.error is not None and result.error.kind == "exception", result.error
+    assert result.error.message.splitlines()[0] == "MemoryError: FAKE-OOM"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_throw_still_delivers_other_exceptions(backend: str) -> None:
+    code = ("def g():\n    try:\n        yield 1\n    except ValueError as e:\n        yield str(e)\n"
+            "x = g()\nnext(x)\nreturn x.throw(ValueError('caught'))")
+    result = await run(code, backend)
+    assert result.ok and result.value == "caught", result
 
 
 # -- lone surrogates ----------------------------------------------------------------------------

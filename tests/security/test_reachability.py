@@ -158,7 +158,7 @@ SANCTIONED_SANDBOX = frozenset(
     {
         "ModuleShim", "ReadOnly", "Namespace", "Binding", "PendingCall", "_Awaitable",
         "CallRequest", "_Sleep", "_Gather", "_Internal", "_CheckedGetter", "attrgetter", "_CheckedWrite",
-        "methodcaller", "SafeType", "_BoundFormat", "ToolCallError", "_EnumType", "_VisibleMro", "_PlainStrMethod", "cached_property",
+        "methodcaller", "SafeType", "_BoundFormat", "ToolCallError", "_EnumType", "_VisibleMro", "_PlainStrMethod", "_MarkedThrow", "cached_property",
         "Template",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
     }

@@ -150,3 +150,34 @@ async def test_event_log_file_records_every_event_of_a_served_run(tmp_path: Path
     events = [json.loads(line) for line in lines]  # one event a line, even with U+2028 in the content
     kinds = [e["type"] for e in events]
     assert kinds.count("tool/call") == 2 and "tool/code-dispatch" in kinds
+
+
+async def test_handshake_era_clients_over_http_are_told_the_tool_list_can_change() -> None:
+    """The SDK's HTTP session manager builds default initialization options; ours say
+    ``tools.listChanged`` (as the stdio server does), and the notification does arrive."""
+    from mcp import Client
+
+    registry, _ = probed()
+    mode = CodeMode(registry, backend="inprocess")
+    heard = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if type(message).__name__ == "ToolListChangedNotification":
+            heard.set()
+
+    async def answer(args: Any, ctx: Any) -> str:
+        return "hi"
+
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(serve_http, build_server(mode), "127.0.0.1", 0)
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy", message_handler=on_message) as client:
+            assert not client.protocol_version.startswith("2026")
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True
+            before = (await client.list_tools()).tools[0].description
+            registry.register(define_tool(name="greet", description="Say hello.", execute=answer))
+            with anyio.fail_after(10):
+                await heard.wait()
+            after = (await client.list_tools()).tools[0].description
+            assert "greet" not in before and "greet" in after
+        tg.cancel_scope.cancel()

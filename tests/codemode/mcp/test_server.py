@@ -160,13 +160,19 @@ async def test_streamable_http_upstream_is_imported_and_called() -> None:
     inner = Registry(mode="code")
     for definition in _pictures():
         inner.register(definition)
-    server = build_server(CodeMode(inner, backend="inprocess"))
+    inner_mode = CodeMode(inner, backend="inprocess")
+    server = build_server(inner_mode)
     async with anyio.create_task_group() as tg:
         port = await tg.start(serve_http, server, "127.0.0.1", 0)
         outer = Registry()
         config = parse_config({"mcpServers": {"cm": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}})
         async with McpProvider(config, limits=FAST) as provider:
-            assert await provider.register(outer) == ["cm__get_tool_sdk", "cm__run_code", "cm__search_tools"]
+            # Its SDK resource (codemode://sdk) brings the resource tools along.
+            assert await provider.register(outer) == [
+                "cm__get_tool_sdk", "cm__run_code", "cm__search_tools", "list_resources", "read_resource"
+            ]
+            sdk = await outer.execute(ToolCall("s", "read_resource", {"uri": SDK_URI}))
+            assert not sdk.is_error and sdk.text == inner_mode.sdk().text
             result = await outer.execute(ToolCall("h", "cm__run_code", {"code": "print(1 + 1)", "description": "Add"}))
             assert not result.is_error and result.text == "2"
             failed = await outer.execute(ToolCall("i", "cm__run_code", {"code": "1/0", "description": "Divide"}))
