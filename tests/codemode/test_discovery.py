@@ -157,7 +157,7 @@ def test_index_degrades_to_prefix_counts_then_a_cut() -> None:
     assert len(tight) <= 1200
     assert "Tool groups (name prefix and count): everything__ (11), filesystem__ (14), git__ (19), memory__ (9), time__ (2)." in tight
     # A budget just short of that form cuts it at a whole entry, with the marker.
-    short = tight.index(", time__ (2)") + len(cm.INDEX_CUT)
+    short = tight.index(", time__ (2)") + len(cm.INDEX_CUT) + 2  # the blank line before the index
     cut = budgeted_text(sdk, lead="Run code.", budget=short)
     assert len(cut) <= short and cut.endswith("memory__ (9)" + cm.INDEX_CUT)
     flat = budgeted_text(mode_with(many_tools(150)).sdk(), lead="Run code.")
