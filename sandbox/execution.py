@@ -96,6 +96,13 @@ class Budget:
         self.countdown = 1
         raise self.expired
 
+    def expire_wall(self) -> RunStopped:
+        """The run is past its deadline (`time.sleep` found out): every later tick raises too."""
+        if self.expired is None:
+            self.expired = stop("timeout", wall_time_message(self.wall))
+        self.countdown = 1
+        return self.expired
+
     def iterate(self, iterable: Iterable[Any]) -> Iterator[Any]:
         tick = self.tick
         for item in iterable:
@@ -166,7 +173,11 @@ class Execution:
         self.compiled = compile_snippet(code, limits, budget=budget)
 
         guards = RunGuards()
-        shims = ShimSet(guards, ASYNCIO_SHIM, wall_time=limits.wall_time, print_fn=self.output.print)
+        budget_ = self.budget
+        shims = ShimSet(guards, ASYNCIO_SHIM, wall_time=limits.wall_time,
+                        deadline=budget_.deadline if budget_ is not None else None,
+                        expire=budget_.expire_wall if budget_ is not None else None,
+                        print_fn=self.output.print)
         ns = make_namespace(namespace, list(binding_names), self._issue, docs)
         builtins = build_builtins(
             guards,

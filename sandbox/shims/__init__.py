@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools as _functools
 import importlib
+import time as _time
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -101,8 +102,11 @@ class ShimSet:
     this run alone."""
 
     def __init__(self, guards: RunGuards, asyncio_attrs: Mapping[str, Any], *, wall_time: float = 30.0,
+                 deadline: float | None = None, expire: Callable[[], BaseException] | None = None,
                  print_fn: Callable[..., None] = print) -> None:
-        self._ctx = ShimContext(guards, asyncio_attrs, wall_time, print_fn)
+        if deadline is None:
+            deadline = _time.monotonic() + wall_time
+        self._ctx = ShimContext(guards, asyncio_attrs, wall_time, deadline, expire, print_fn)
         self._per_run: dict[str, ModuleShim] = {}
 
     def get(self, name: str) -> ModuleShim | None:

@@ -1,7 +1,7 @@
 """`time`: clocks, conversions and formatting. `time.strptime` gets plain strings: `_strptime`
 caches compiled formats process-wide, keyed on the format object, which a `str` subclass could
-make lie. `time.sleep` blocks for at most the run's wall-time limit (the limit then ends the
-run)."""
+make lie. `time.sleep` blocks for at most the time left before the run's deadline (which then
+ends the run)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ def plain_strptime(data: Any, fmt: Any = "%a %b %d %H:%M:%S %Y") -> Any:
 
 def build(ctx: ShimContext) -> dict[str, Any]:
     wall = ctx.wall_time
+    deadline = ctx.deadline
+    expire = ctx.expire
 
     def sleep(seconds: Any, /) -> None:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
@@ -29,16 +31,17 @@ def build(ctx: ShimContext) -> dict[str, Any]:
             raise ValueError("Invalid value NaN (not a number)")
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        if seconds < wall:
+        left = deadline - time.monotonic()
+        if seconds < left:
             time.sleep(float(seconds))
             return
-        # Longer than the run may last: sleep out the limit, then end the run as a timeout (a
-        # worker's own timer usually does so first).
+        # Past the run's deadline (however many sleeps came before): sleep out what is left,
+        # then end the run as a timeout (a worker's own timer usually does so first).
         from ..control import stop
         from ..execution import wall_time_message
 
-        time.sleep(wall)
-        raise stop("timeout", wall_time_message(wall))
+        time.sleep(max(0.0, left))
+        raise expire() if expire is not None else stop("timeout", wall_time_message(wall))
 
     return {**_static(), "sleep": sleep}
 
