@@ -105,6 +105,13 @@ class Budget:
         self.countdown = 1
         raise self.expired
 
+    def expire_wall(self) -> RunStopped:
+        """The run is past its deadline (`time.sleep` found out): every later tick raises too."""
+        if self.expired is None:
+            self.expired = stop("timeout", wall_time_message(self.wall))
+        self.countdown = 1
+        return self.expired
+
     def iterate(self, iterable: Iterable[Any]) -> Iterator[Any]:
         tick = self.tick
         for item in iterable:
@@ -154,8 +161,11 @@ class Execution:
 
         guards = RunGuards() if state is None else state.guards
         shims = ShimSet(guards, ASYNCIO_SHIM) if state is None else state.shims
-        # Per-run shims (time.sleep's allowance, pprint's log) follow this run, also in a session.
-        shims.begin_run(limits.wall_time, self.output.print)
+        budget_ = self.budget
+        # Per-run shims (time.sleep's deadline, pprint's log) follow this run, also in a session.
+        shims.begin_run(limits.wall_time, self.output.print,
+                        deadline=budget_.deadline if budget_ is not None else None,
+                        expire=budget_.expire_wall if budget_ is not None else None)
         ns = make_namespace(namespace, list(binding_names), self._issue, docs)
         builtins = build_builtins(
             guards,

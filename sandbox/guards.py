@@ -476,6 +476,7 @@ class RunGuards:
     - `__class__` is `type(x)`; `__mro__`/`__bases__` hide what `mro()` hides; exception
       chaining, `__notes__` and typing's `__args__`/`__origin__` are values;
     - `__setattr__`/`__delattr__` come back wrapped, so they apply the write rules;
+    - `__wrapped__` only when it is the snippet's own function or object;
     - writes of dunders: `__doc__`, `__name__`, `__qualname__`, `__module__`, `__wrapped__` on
       the snippet's own objects, and exception chaining; nothing else.
     Every value a dunder read returns is refused if it is a module, frame, code object,
@@ -591,7 +592,14 @@ class RunGuards:
                 # `raise ... from None` in host code hides an internal exception (the bindings'
                 # NotJSONError); as in a printed traceback, a suppressed context is not there.
                 return None
-        return getattr(obj, name)
+        value = getattr(obj, name)
+        if name == "__wrapped__" and not self.owns(value):
+            # A decorator's original: the snippet's own function, or a host object it must not
+            # hold as such (a checked wrapper's unchecked original, a cached builtin).
+            raise AttributeError(
+                'attribute "__wrapped__" is not accessible: it is not the snippet\'s own function'
+            )
+        return value
 
     def hasattr(self, obj: Any, name: Any) -> bool:
         name = plain_name(name)
@@ -713,8 +721,8 @@ class RunGuards:
 
     def id(self, *args: Any, **kwargs: Any) -> int:
         """`id()` numbered per run: equal for the same object, distinct for live ones, and
-        saying nothing of where the host keeps it. The object is kept alive for the run, so a
-        number is never reused."""
+        the same from run to run. It does not hide addresses (`repr()` and `hash()` show them);
+        the object is kept alive for the run, so a number is never reused."""
         _no_keywords("id", kwargs)
         if len(args) != 1:
             raise TypeError(f"id() takes exactly one argument ({len(args)} given)")
@@ -816,6 +824,133 @@ class _CheckedWrite(ReadOnly):
         raise TypeError("cannot copy a method wrapper")
 
 
+# -- the deepcopy memo ------------------------------------------------------------------------
+# `copy.deepcopy` hands every `__deepcopy__` its memo: a dict keyed on real `id()`s whose
+# keep-alive list holds the originals (host objects included), and whose entries decide what
+# each later copy is. A snippet's `__deepcopy__` gets an opaque `MemoToken` instead; passed back
+# to the `copy` shim's `deepcopy(x, memo)`, it continues the same copy.
+
+
+class DeepcopyMemo(dict):  # type: ignore[type-arg]
+    """The memo the `copy` shim gives `copy.deepcopy`; no snippet code ever holds one."""
+
+    __slots__ = ()
+
+
+class MemoToken(ReadOnly):
+    """What a snippet's `__deepcopy__(memo)` gets for the memo: nothing to read or change."""
+
+    __slots__ = ("_memo",)
+
+    def __init__(self, memo: DeepcopyMemo) -> None:
+        if type(memo) is not DeepcopyMemo:
+            raise TypeError("a deepcopy memo cannot be made in the sandbox")
+        object.__setattr__(self, "_memo", memo)
+
+    def __repr__(self) -> str:
+        return "<deepcopy memo>"
+
+    def __copy__(self) -> MemoToken:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> MemoToken:
+        return self
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("a deepcopy memo cannot be pickled")
+
+
+def memo_of(token: Any) -> DeepcopyMemo:
+    """The memo a `MemoToken` stands for (for the `copy` shim)."""
+    if type(token) is not MemoToken:
+        raise TypeError("deepcopy(memo=...) is not supported in the sandbox (except the memo a "
+                        "__deepcopy__ method was given)")
+    memo: DeepcopyMemo = object.__getattribute__(token, "_memo")
+    return memo
+
+
+def _hidden_memo(value: Any) -> Any:
+    """An argument for the snippet's `__deepcopy__`: the `copy` shim's memo as its token, any
+    other dict (a memo `copy.deepcopy` made itself, inside `dataclasses.asdict`) as a fresh one."""
+    if type(value) is DeepcopyMemo:
+        return MemoToken(value)
+    if isinstance(value, dict):
+        return MemoToken(DeepcopyMemo())
+    return value
+
+
+def _bind(value: Any, instance: Any, owner: Any) -> Any:
+    """What reading `value` from a class dictionary gives (the descriptor protocol)."""
+    for klass in type.__getattribute__(type(value), "__mro__"):
+        get = type.__getattribute__(klass, "__dict__").get("__get__")
+        if get is not None:
+            return get(value, instance, owner)
+    return value
+
+
+class _HiddenMemoCall(ReadOnly):
+    """A snippet's `__deepcopy__` as found on its object: called with the memo hidden."""
+
+    __slots__ = ("_call",)
+
+    def __init__(self, call: Any) -> None:
+        object.__setattr__(self, "_call", call)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(map(_hidden_memo, args))
+        return self._call(*args, **{k: _hidden_memo(v) for k, v in kwargs.items()})
+
+    def __repr__(self) -> str:
+        return repr(self._call)
+
+
+class DeepcopyHook(ReadOnly):
+    """Stands in a snippet class's dictionary for its `__deepcopy__` (whatever it is: a
+    function, a staticmethod, a callable object)."""
+
+    __slots__ = ("_hook",)
+
+    def __init__(self, hook: Any) -> None:
+        object.__setattr__(self, "_hook", hook)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return _HiddenMemoCall(_bind(self._hook, instance, owner))
+
+
+class _GetattrAnswer(ReadOnly):
+    """A snippet's bound `__getattr__`: a `__deepcopy__` it answers is called with the memo
+    hidden too (`copy` looks the hook up with `getattr`)."""
+
+    __slots__ = ("_getattr",)
+
+    def __init__(self, getattr_: Any) -> None:
+        object.__setattr__(self, "_getattr", getattr_)
+
+    def __call__(self, name: Any) -> Any:
+        value = self._getattr(name)
+        return _HiddenMemoCall(value) if name == "__deepcopy__" else value
+
+    def __repr__(self) -> str:
+        return repr(self._getattr)
+
+
+class _GetattrHook(ReadOnly):
+    """Stands in a snippet class's dictionary for its `__getattr__`."""
+
+    __slots__ = ("_hook",)
+
+    def __init__(self, hook: Any) -> None:
+        object.__setattr__(self, "_hook", hook)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        bound = _bind(self._hook, instance, owner)
+        return bound if instance is None else _GetattrAnswer(bound)
+
+
+#: Class-body names whose value the class factory replaces, and with what.
+_MEMO_HIDING: dict[str, Callable[[Any], Any]] = {"__deepcopy__": DeepcopyHook, "__getattr__": _GetattrHook}
+
+
 class _ClassFactory:
     """What RestrictedPython's class rewrite calls as `__metaclass__`.
 
@@ -862,6 +997,9 @@ class _ClassFactory:
             # Classes live in the snippet's function; show them as a script would.
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         _check_slots(namespace.get("__slots__", ()))
+        for hooked, hide in _MEMO_HIDING.items():
+            if hooked in namespace:
+                namespace[hooked] = hide(namespace[hooked])
         namespace[_OWNER_KEY] = self._token
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)

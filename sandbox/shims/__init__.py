@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools as _functools
 import importlib
+import time as _time
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -101,16 +102,21 @@ class ShimSet:
     this run alone."""
 
     def __init__(self, guards: RunGuards, asyncio_attrs: Mapping[str, Any], *, wall_time: float = 30.0,
+                 deadline: float | None = None, expire: Callable[[], BaseException] | None = None,
                  print_fn: Callable[..., None] = print) -> None:
-        self._ctx = ShimContext(guards, asyncio_attrs, wall_time, print_fn)
+        if deadline is None:
+            deadline = _time.monotonic() + wall_time
+        self._ctx = ShimContext(guards, asyncio_attrs, wall_time, deadline, expire, print_fn)
         self._per_run: dict[str, ModuleShim] = {}
 
-    def begin_run(self, wall_time: float, print_fn: Callable[..., None]) -> None:
+    def begin_run(self, wall_time: float, print_fn: Callable[..., None], *,
+                  deadline: float | None = None, expire: Callable[[], BaseException] | None = None) -> None:
         """Point the per-run shims at the run about to start (a session's shims outlive a run):
-        its wall-time limit, a fresh sleep allowance, and its log."""
+        its wall-time limit and deadline, how it expires, and its log."""
         self._ctx.wall_time = wall_time
+        self._ctx.deadline = _time.monotonic() + wall_time if deadline is None else deadline
+        self._ctx.expire = expire
         self._ctx.print_fn = print_fn
-        self._ctx.state["sleep_left"] = float(wall_time)
 
     def get(self, name: str) -> ModuleShim | None:
         shim = _STATIC_SHIMS.get(name) or self._per_run.get(name)

@@ -8,6 +8,7 @@ anywhere.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
@@ -57,11 +58,15 @@ class ModuleShim(ReadOnly):
 
 @dataclass
 class ShimContext:
-    """What a per-run shim may use: the run's guards, asyncio table, wall-time limit and log."""
+    """What a per-run shim may use: the run's guards, asyncio table, wall-time limit, deadline
+    (a `time.monotonic()` value), how to end the run past it (in-process: every later
+    cooperative check raises too, so a caught stop does not let the run go on) and log."""
 
     guards: RunGuards
     asyncio_attrs: Mapping[str, Any]
     wall_time: float = 30.0
+    deadline: float = math.inf
+    expire: Callable[[], BaseException] | None = None
     print_fn: Callable[..., None] = print
     state: dict[str, Any] = field(default_factory=dict)
 
@@ -83,6 +88,23 @@ def public(module: Any, exclude: Iterable[str] = ()) -> dict[str, Any]:
         and name not in skip
         and not isinstance(getattr(module, name), ModuleType)
     }
+
+
+#: What the shims' own wrappers copy from the function they stand for: never `__wrapped__` (it
+#: would hand the snippet the unchecked original), `__dict__` or `__annotations__` (host dicts).
+_SHIM_WRAPPER_NAMES = ("__module__", "__name__", "__qualname__", "__doc__")
+
+
+def named_after(fn: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`functools.wraps` for a shim's wrapper, without `__wrapped__`: the wrapper shows the
+    original's name and docs, and nothing leads from it to the original."""
+
+    def name(wrapper: Callable[..., Any]) -> Callable[..., Any]:
+        for attr in _SHIM_WRAPPER_NAMES:
+            setattr(wrapper, attr, getattr(fn, attr))
+        return wrapper
+
+    return name
 
 
 def plain_str(value: Any) -> Any:

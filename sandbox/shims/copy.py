@@ -3,20 +3,21 @@
 `copy` looks hooks up on instances and classes and drives `setattr` with whatever names their
 results give, on whatever object a reduce callable returns: objects whose instance dictionaries
 hold those hooks, or whose classes hold a hook that no class statement defined (a class built
-from data), are refused. `deepcopy` accepts no `memo`: a memo decides what every copy is.
+from data), are refused. `deepcopy` accepts no `memo` of the caller's (a memo decides what every
+copy is) but the opaque token a snippet's `__deepcopy__` gets for it (`guards.MemoToken`).
 """
 
 from __future__ import annotations
 
 import collections
 import copy
-import functools
 import types
 from collections.abc import Callable
 from typing import Any
 
+from ..guards import DeepcopyHook, DeepcopyMemo, memo_of
 from ..policy import FILENAME
-from ._base import ModuleShim
+from ._base import ModuleShim, named_after
 
 NAME = "copy"
 
@@ -49,6 +50,8 @@ def _trusted_hook(cls: type, name: str, value: Any) -> bool:
     an enum functional API."""
     if value is None:
         return True  # `__copy__ = None` switches a hook off
+    if isinstance(value, DeepcopyHook):
+        return name == "__deepcopy__"  # a class statement's own, called with the memo hidden
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
     if isinstance(value, types.FunctionType):
@@ -137,18 +140,17 @@ def _checked_copy(x: Any) -> Any:
 
 
 def _checked_deepcopy(x: Any, memo: Any = None) -> Any:
-    # A memo decides what each object's copy is (and keeps the originals): a snippet's memo
-    # could substitute anything for any copy, so none is accepted.
-    if memo is not None:
-        raise TypeError("deepcopy(memo=...) is not supported in the sandbox")
+    # A memo decides what each object's copy is (and keeps the originals): the only one
+    # accepted is the token a snippet's `__deepcopy__` was given, which continues that copy.
+    real = DeepcopyMemo() if memo is None else memo_of(memo)
     copy_problem(x, deep=True)
-    return copy.deepcopy(x)
+    return copy.deepcopy(x, real)
 
 
 def checked_copying(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`dataclasses.asdict`/`astuple` deep-copy the values they find: the same check first."""
 
-    @functools.wraps(fn)
+    @named_after(fn)
     def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
         copy_problem(obj, deep=True)
         return fn(obj, *args, **kwargs)

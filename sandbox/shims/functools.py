@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..guards import CHECKED_REPLACEMENTS, RunGuards, attribute_problem, plain_name
-from ._base import ShimContext, pick
+from ._base import ShimContext, named_after, pick
 
 NAME = "functools"
 PER_RUN = True
@@ -83,7 +83,7 @@ def refuse_field_subclasses(cls: Any) -> None:
 def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable[..., Any]:
     """Class decorators that rewrite the class they get: only on the snippet's own classes."""
 
-    @functools.wraps(fn)
+    @named_after(fn)
     def decorate(cls: Any = None, /, **kwargs: Any) -> Any:
         if cls is None:
             return lambda c: decorate(c, **kwargs)
@@ -94,22 +94,44 @@ def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable
     return decorate
 
 
+#: What `update_wrapper` copies from a host object: names and docs, as plain strings or None.
+_HOST_WRAPPED_NAMES = ("__module__", "__name__", "__qualname__", "__doc__")
+
+
 def _wrapping(guards: RunGuards) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """`update_wrapper`/`wraps` onto the snippet's own functions and objects only, with the
     stdlib's fixed lists of names (caller-chosen `assigned` names would let it set
-    `__code__` or any other attribute). A host object's `__dict__` is not copied (the wrapper
-    would hand its private entries, such as an enum's member maps, to the snippet), and its
-    `__annotations__` arrive as a copy (the stdlib shares the host's dictionary)."""
+    `__code__` or any other attribute).
+
+    The stdlib's version copies `wrapped.__dict__` and sets `__wrapped__ = wrapped`: from a host
+    object (`wraps(object)`) that hands the snippet the host's attributes (`__getattribute__`,
+    ...). So every name is read with the snippet's own read rules, `__dict__`,
+    `__annotations__` and `__wrapped__` come only from the snippet's own objects, and from a
+    host object only plain-string names and docs are copied."""
+
+    def read(wrapped: Any, name: str) -> Any:
+        try:
+            return guards.getattr(wrapped, name)
+        except AttributeError:
+            return _MISSING_VALUE
 
     def update_wrapper(wrapper: Any, wrapped: Any) -> Any:
         if not guards.owns(wrapper):
             raise TypeError("functools.update_wrapper() only changes the snippet's own functions")
-        if guards.owns(wrapped):
-            return functools.update_wrapper(wrapper, wrapped)
-        functools.update_wrapper(wrapper, wrapped, updated=())
-        annotations = getattr(wrapped, "__annotations__", None)
-        if isinstance(annotations, dict):
-            wrapper.__annotations__ = dict(annotations)
+        if not guards.owns(wrapped):
+            for name in _HOST_WRAPPED_NAMES:
+                value = read(wrapped, name)
+                if value is None or isinstance(value, str):
+                    setattr(wrapper, name, value if value is None else str.__str__(value))
+            return wrapper
+        for name in functools.WRAPPER_ASSIGNMENTS:
+            value = read(wrapped, name)
+            if value is not _MISSING_VALUE:
+                setattr(wrapper, name, value)
+        for name in functools.WRAPPER_UPDATES:
+            value = read(wrapped, name)
+            getattr(wrapper, name).update({} if value is _MISSING_VALUE else value)
+        wrapper.__wrapped__ = wrapped
         return wrapper
 
     def wraps(wrapped: Any) -> Callable[[Any], Any]:

@@ -10,12 +10,11 @@ subclass could use to get (and change) that shared table.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import Any
 
-from ._base import pick, plain_str
+from ._base import named_after, pick, plain_str
 
 NAME = "re"
 
@@ -34,7 +33,7 @@ def _plain_flags(flags: Any) -> Any:
 
 
 def plain_re(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
+    @named_after(fn)
     def call(pattern: Any, *args: Any, **kwargs: Any) -> Any:
         pattern = plain_str(pattern)
         if fn.__name__ in ("sub", "subn"):

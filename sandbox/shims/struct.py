@@ -3,18 +3,17 @@ on the format as passed, so the functions get a plain `str`/`bytes` format."""
 
 from __future__ import annotations
 
-import functools
 import struct
 from collections.abc import Callable
 from typing import Any
 
-from ._base import pick, plain_str
+from ._base import named_after, pick, plain_str
 
 NAME = "struct"
 
 
 def _plain_format(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
+    @named_after(fn)
     def call(fmt: Any, *args: Any) -> Any:
         return fn(plain_str(fmt), *args)
 

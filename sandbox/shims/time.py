@@ -1,7 +1,7 @@
 """`time`: clocks, conversions and formatting. `time.strptime` gets plain strings: `_strptime`
 caches compiled formats process-wide, keyed on the format object, which a `str` subclass could
-make lie. `time.sleep` blocks for at most the run's wall-time limit, all its calls together (the limit
-then ends the run)."""
+make lie. `time.sleep` blocks for at most the time left before the run's deadline (which then
+ends the run)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ def plain_strptime(data: Any, fmt: Any = "%a %b %d %H:%M:%S %Y") -> Any:
 
 
 def build(ctx: ShimContext) -> dict[str, Any]:
-    ctx.state.setdefault("sleep_left", float(ctx.wall_time))
 
     def sleep(seconds: Any, /) -> None:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
@@ -29,21 +28,17 @@ def build(ctx: ShimContext) -> dict[str, Any]:
             raise ValueError("Invalid value NaN (not a number)")
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        # The run's sleeps add up against one allowance: many short ones from C code
-        # (`list(map(time.sleep, [4.9] * 100))`) pass no loop check of the in-process backend.
-        left = ctx.state["sleep_left"]
+        left = ctx.deadline - time.monotonic()
         if seconds < left:
-            ctx.state["sleep_left"] = left - seconds
             time.sleep(float(seconds))
             return
-        # Longer than the run may last: sleep out the limit, then end the run as a timeout (a
-        # worker's own timer usually does so first).
+        # Past the run's deadline (however many sleeps came before): sleep out what is left,
+        # then end the run as a timeout (a worker's own timer usually does so first).
         from ..control import stop
         from ..execution import wall_time_message
 
-        ctx.state["sleep_left"] = 0.0
-        time.sleep(left)
-        raise stop("timeout", wall_time_message(ctx.wall_time))
+        time.sleep(max(0.0, left))
+        raise ctx.expire() if ctx.expire is not None else stop("timeout", wall_time_message(ctx.wall_time))
 
     return {**_static(), "sleep": sleep}
 

@@ -4,12 +4,11 @@ every function gets plain strings. Nothing of `urllib.request` or `urllib.error`
 
 from __future__ import annotations
 
-import functools
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from ._base import plain_str
+from ._base import named_after, plain_str
 
 NAME = "urllib.parse"
 
@@ -21,7 +20,7 @@ _FUNCTIONS = (
 
 
 def _plain_args(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
+    @named_after(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         return fn(*map(plain_str, args), **{k: plain_str(v) for k, v in kwargs.items()})
 
