@@ -105,6 +105,13 @@ class Budget:
         self.countdown = 1
         raise self.expired
 
+    def seal(self) -> None:
+        """The run is over: any snippet code that still runs (a generator's `finally` when it is
+        freed, an `except` block reached late) stops at its first tick. In-process that code
+        would otherwise run in the host's own context, after the run's state was cleaned up."""
+        self.expired = stop("cancelled", "the run is over")
+        self.countdown = 1
+
     def expire_wall(self) -> RunStopped:
         """The run is past its deadline (`time.sleep` found out): every later tick raises too."""
         if self.expired is None:
@@ -132,6 +139,30 @@ def memory_message(limit: int) -> str:
         f"the run exceeded its memory limit of {limit // (1024 * 1024)} MiB; "
         "process data in smaller pieces"
     )
+
+
+class _RunContext:
+    """`Execution.run_context()`: a plain context manager (a generator-based one would set
+    attributes on the `RunStopped` passing through, which refuses them)."""
+
+    __slots__ = ("execution", "saved", "was")
+
+    def __init__(self, execution: Execution) -> None:
+        self.execution = execution
+
+    def __enter__(self) -> None:
+        self.saved = decimal.getcontext()
+        decimal.setcontext(self.execution.decimal_context)
+        flags = self.execution.shim_state
+        self.was = flags.get("in_run", False)
+        flags["in_run"] = True
+
+    def __exit__(self, *exc: object) -> bool:
+        self.execution.shim_state["in_run"] = self.was
+        # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
+        self.execution.decimal_context = decimal.getcontext()
+        decimal.setcontext(self.saved)
+        return False
 
 
 class Execution:
@@ -163,6 +194,7 @@ class Execution:
         shims = ShimSet(guards, ASYNCIO_SHIM) if state is None else state.shims
         budget_ = self.budget
         # Per-run shims (time.sleep's deadline, pprint's log) follow this run, also in a session.
+        self.shim_state = shims.context.state
         shims.begin_run(limits.wall_time, self.output.print,
                         deadline=budget_.deadline if budget_ is not None else None,
                         expire=budget_.expire_wall if budget_ is not None else None)
@@ -195,14 +227,18 @@ class Execution:
     def step(self) -> None:
         """Run every runnable snippet task until each waits. Decimal arithmetic uses the run's
         own context, so flags and precision never leak into the host thread's context."""
-        saved = decimal.getcontext()
-        decimal.setcontext(self.decimal_context)
-        try:
+        with self.run_context():
             self.scheduler.run_ready()
-        finally:
-            # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
-            self.decimal_context = decimal.getcontext()
-            decimal.setcontext(saved)
+
+    def run_context(self) -> _RunContext:
+        """Install the run's own decimal context around snippet code: every step, and the
+        snippet methods (`__str__` of an exception) that describing its result runs."""
+        return _RunContext(self)
+
+    def seal(self) -> None:
+        """End the run for good (in-process): later snippet code stops at its first tick."""
+        if self.budget is not None:
+            self.budget.seal()
 
     def start(self) -> None:
         """Define the snippet function and start its coroutine (nothing of the body runs yet)."""
@@ -221,7 +257,15 @@ class Execution:
         return render_logs(self.output.printed_lines(), self.output.dropped, first, more, self.label)
 
     def result(self) -> RunResult:
-        """The outcome once the main task is done."""
+        """The outcome once the main task is done (snippet methods it calls, such as an
+        exception's `__str__`, run in the run's own decimal context)."""
+        with self.run_context():
+            return self._result()
+
+    def failure(self, error: RunError) -> RunResult:
+        return RunResult(value=None, logs=self.logs(), error=error)
+
+    def _result(self) -> RunResult:
         main = self.scheduler.main
         assert main is not None and main.done
         if main.error is not None:
@@ -234,8 +278,9 @@ class Execution:
             plain = to_json_value(value, "$")
         except NotJSONError as exc:
             if implicit:
-                note = LAST_VALUE_NOTE.format(type=type(value).__name__)
-                return RunResult(value=None, logs=[*self.logs(), note])
+                # Printed, so the worker reports it too (it sends what was printed, not logs).
+                self.output.print(LAST_VALUE_NOTE.format(type=type(value).__name__))
+                return RunResult(value=None, logs=self.logs())
             return self.failure(RunError("invalid-result", f"the return value is not JSON: {exc}"))
         except RecursionError:
             return self.failure(RunError("invalid-result", "the return value is nested too deeply"))
@@ -251,15 +296,13 @@ class Execution:
                 )
         return RunResult(value=plain, logs=self.logs())
 
-    def failure(self, error: RunError) -> RunResult:
-        return RunResult(value=None, logs=self.logs(), error=error)
-
     def describe_exception(self, exc: BaseException) -> RunError:
         if isinstance(exc, RunStopped):
             return exc.to_error()
         if isinstance(exc, MemoryError) and not raised_by_snippet(exc):
             return RunError("memory", memory_message(self.limits.memory))
-        return RunError("exception", format_exception(exc, self.source, self.label))
+        with self.run_context():  # the snippet's own `__str__` runs here
+            return RunError("exception", format_exception(exc, self.source, self.label))
 
 
 def _safe_str(exc: BaseException) -> str:

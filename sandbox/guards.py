@@ -39,6 +39,12 @@ from .policy import (
 from .raised import mark_raised
 
 _MISSING = object()
+#: Private names the stdlib's class machinery stores on (the snippet's own) classes and trusts.
+HOST_MACHINERY_PREFIXES = ("_abc_",)
+HOST_MACHINERY_NAMES = frozenset(
+    {"_is_protocol", "_is_runtime_protocol", "_gorg", "_value2member_map_", "_member_map_",
+     "_member_names_", "_member_type_", "_new_member_", "_use_args_", "_value_repr_"}
+)
 _SNIPPET_LOCALS = "__snippet__.<locals>."
 
 #: Types whose instances accept attribute writes: a snippet only reaches instances of these that
@@ -509,7 +515,12 @@ class RunGuards:
 
     def _defined_by_snippet(self, obj: Any, name: str) -> bool:
         """Where a read of `name` on `obj` would come from is the snippet's own: its instance
-        dictionary, its own class (or a snippet base), its function; not a host base class."""
+        dictionary, its own class (or a snippet base), its function; not a host base class.
+        Private names that host machinery keeps on the snippet's classes (`ABCMeta`'s
+        `_abc_impl`, `typing.Protocol`'s flags) are never the snippet's: the stdlib trusts them
+        when the host checks `isinstance` against a host ABC."""
+        if name.startswith(HOST_MACHINERY_PREFIXES) or name in HOST_MACHINERY_NAMES:
+            return False
         if isinstance(obj, super):
             start = obj.__thisclass__
             target = obj.__self_class__

@@ -78,6 +78,7 @@ class InProcessRuntime:
                 ))
             return outcome
         finally:
+            execution.seal()
             sched.close()
             if state is not None:
                 state.leave()
@@ -177,6 +178,8 @@ def _drop_foreign_enum_values() -> None:
         cls = pending.pop()
         pending.extend(type.__subclasses__(cls))
         members = cls.__dict__.get("_value2member_map_")
-        if isinstance(members, dict) and members:
-            for key in [k for k in members if type(k) not in _PLAIN_VALUES]:
-                members.pop(key, None)
+        if isinstance(members, dict) and any(type(k) not in _PLAIN_VALUES for k in members):
+            # Rebuilt, not popped: popping hashes the snippet's key, which runs its code.
+            kept = {k: v for k, v in members.items() if type(k) in _PLAIN_VALUES}
+            members.clear()
+            members.update(kept)

@@ -396,6 +396,18 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def visit_While(self, node: ast.While) -> ast.AST:
         return self._loop(node)
 
+    def visit_Try(self, node: ast.Try) -> ast.AST:
+        # Handlers and `finally` blocks can run after the run is over (a suspended generator's
+        # `finally` when it is freed): in budget mode their first statement is a tick, which
+        # stops them once the run is sealed.
+        node = self.node_contents_visit(node)
+        if self.budget:
+            for handler in node.handlers:
+                handler.body.insert(0, self._tick(handler))
+            if node.finalbody:
+                node.finalbody.insert(0, self._tick(node))
+        return node
+
     def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
         return self._loop(node)
 

@@ -109,6 +109,11 @@ class ShimSet:
         self._ctx = ShimContext(guards, asyncio_attrs, wall_time, deadline, expire, print_fn)
         self._per_run: dict[str, ModuleShim] = {}
 
+    @property
+    def context(self) -> ShimContext:
+        """What the per-run shims share with the execution (`state["in_run"]` while it steps)."""
+        return self._ctx
+
     def begin_run(self, wall_time: float, print_fn: Callable[..., None], *,
                   deadline: float | None = None, expire: Callable[[], BaseException] | None = None) -> None:
         """Point the per-run shims at the run about to start (a session's shims outlive a run):

@@ -175,7 +175,7 @@ ENUM_CLOSED = [
     pytest.param("import re\nreturn str(getattr(type(re.I), '_value2member_map_'))", "exception",
                  ['"_value2member_map_" is not accessible'], id="enum-host-value-map"),
     pytest.param("import enum, operator\nclass C(enum.Enum):\n    A = 1\nreturn str(C._new_member_(operator.attrgetter))",
-                 "exception", ['"_new_member_" is not accessible: it leads outside the sandbox'], id="enum-own-new-member"),
+                 "exception", ['"_new_member_" is not accessible'], id="enum-own-new-member"),
     pytest.param("import enum, operator\nclass C(enum.Enum):\n    A = 1\nreturn str(vars(C)['_new_member_'])",
                  "exception", ["KeyError", "_new_member_"], id="enum-own-new-member-vars"),
     pytest.param("import enum\nclass E(enum.Enum):\n    __match_args__ = ('_new_member_',)\n    A = 1\n"

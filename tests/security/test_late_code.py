@@ -1,0 +1,98 @@
+"""Snippet code that runs after its run is over, or outside the run's own context: an exception's
+`__str__` while the host describes the result, a suspended generator's `finally` (or a `with`
+block unwinding) when the host frees it, in-process. None of it may change the host's decimal
+context or re-poison `typing`'s cache; code reached after the run stops at its first statement.
+Also: private names the stdlib's class machinery keeps on the snippet's own classes."""
+
+from __future__ import annotations
+
+import collections.abc
+import decimal
+import gc
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+POISON = """
+        decimal.getcontext().prec = 3
+        decimal.getcontext().traps[decimal.Inexact] = True
+        class L:
+            def __eq__(self, o):
+                return True
+            def __hash__(self):
+                return hash(int)
+        typing.List[L()]
+"""
+
+LATE = {
+    "exception-str": "import decimal, typing\nclass E(Exception):\n    def __str__(self):\n" + POISON.replace("        ", "        ", 1) + "        return 'boom'\nraise E()",
+    "generator-finally-last-expression": "import decimal, typing\ndef g():\n    try:\n        yield 1\n    finally:\n" + POISON + "x = g()\nnext(x)\nx",
+    "generator-finally-in-a-cycle": "import decimal, typing\ndef g():\n    try:\n        yield 1\n    finally:\n" + POISON + "x = g()\nnext(x)\na = [x]\na.append(a)\nreturn 1",
+    "localcontext-unwinding-late": "import decimal\ndef g():\n    with decimal.localcontext() as c:\n        c.prec = 2\n        yield 1\nx = g()\nnext(x)\na = [x]\na.append(a)\nreturn 1",
+}
+
+
+def _host_state() -> tuple:
+    ctx = decimal.getcontext()
+    return (ctx.prec, ctx.traps[decimal.Inexact], repr(list[int]), str(decimal.Decimal(1) / 7))
+
+
+@pytest.mark.parametrize("code", list(LATE.values()), ids=list(LATE))
+async def test_late_snippet_code_leaves_the_host_untouched(sb, code):
+    before = _host_state()
+    result = await sb.run(code, backend="inprocess")
+    del result
+    gc.collect()  # frees what the run left in cycles: their finalizers run now, in the host
+    assert _host_state() == before
+    await sb.assert_next_run_ok(backend="inprocess")
+
+
+async def test_in_process_session_close_leaves_the_host_untouched():
+    import sandbox
+
+    before = _host_state()
+    session = sandbox.open_session("inprocess")
+    try:
+        result = await session.run(LATE["generator-finally-in-a-cycle"].replace("return 1", "keep = a\nreturn 1"))
+        assert result.ok, result
+    finally:
+        session.close()
+    gc.collect()
+    assert _host_state() == before
+
+
+async def test_decimal_contexts_still_work_inside_the_run(sb):
+    code = """
+import decimal
+with decimal.localcontext(prec=5) as c:
+    inner = str(decimal.Decimal(1) / 7)
+decimal.getcontext().prec = 4
+outer = str(decimal.Decimal(1) / 7)
+return [inner, outer, c.prec]
+"""
+    for backend in ("worker", "inprocess"):
+        result = await sb.run(code, backend=backend)
+        assert result.ok and result.value == ["0.14286", "0.1429", 5], result
+    assert decimal.getcontext().prec == 28
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+@pytest.mark.parametrize("name", ["_abc_impl", "_abc_registry", "_is_protocol", "_is_runtime_protocol"])
+async def test_stdlib_class_machinery_names_are_not_the_snippets(sb, backend, name):
+    code = f"import typing\nclass X(typing.Iterable):\n    def __iter__(self):\n        return iter(())\nX.{name} = 0\nreturn 1"
+    result = await sb.run(code, backend=backend)
+    sb.assert_error(result, "exception", f'"{name}" is not accessible')
+
+    class Fresh:
+        pass
+
+    assert isinstance(Fresh(), collections.abc.Iterable) is False  # the host's ABC check still works
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_the_last_expression_note_reaches_both_backends(sb, backend):
+    result = await sb.run("x = object()\nx", backend=backend)
+    assert result.ok and result.value is None
+    assert result.logs == ["[note] the program's last expression is a 'object', not JSON, so the run "
+                           "returns nothing; return a JSON value to see it"]
