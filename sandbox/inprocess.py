@@ -58,12 +58,13 @@ class InProcessRuntime:
             try:
                 execution.start()
                 execution.step()
+                if sched.main_done:
+                    sched.close()
+                    return execution.result()
             except RunStopped as stopped:
                 return execution.failure(stopped.to_error())
             except MemoryError as exc:
                 return execution.failure(execution.describe_exception(exc))
-            if sched.main_done:
-                return execution.result()
             with anyio.move_on_after(limits.wall_time) as deadline:
                 async with anyio.create_task_group() as tg:
                     cancel_on(controller, tg)
@@ -78,7 +79,7 @@ class InProcessRuntime:
                 ))
             return outcome
         finally:
-            sched.close()
+            sched.close(reraise=False)
             if state is not None:
                 state.leave()
             _clear_shared_caches()
@@ -102,6 +103,7 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
                 return execution.failure(interruption(controller, False, "", ""))
             execution.step()
             if sched.main_done:
+                sched.close()
                 return execution.result()
             batch = sched.take_outbox()
             if len(batch) == 1 and in_flight == 0 and not sched.ready and not sched.timers:
