@@ -290,9 +290,12 @@ class Scheduler:
         saved = getattr(_local, "sched", None)
         _local.sched = self
         try:
+            main = self.main
             while ready:
                 if self.stopping is not None:
                     raise self.stopping
+                if main is not None and main.done:
+                    break  # the program ended: what is left is cancelled by `close`
                 task, value, exc = ready.popleft()
                 if task.done:
                     continue
