@@ -410,10 +410,7 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         except PolicyError as exc:
             return syntax_result(exc)
         holder.append(execution)
-        try:
-            return _drive(execution, channel)
-        finally:
-            execution.scheduler.close(reraise=False)
+        return _drive(execution, channel)
     except RunStopped as stopped:
         signal.setitimer(signal.ITIMER_REAL, 0)
         if stopped.kind == "call-limit" and execution is not None:
@@ -451,6 +448,14 @@ def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]]) 
 
 
 def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
+    try:
+        return _drive_tasks(execution, channel)
+    finally:
+        # A session worker lives on: no coroutine of this run may be left to resume later.
+        execution.scheduler.close(reraise=False)
+
+
+def _drive_tasks(execution: Execution, channel: BlockingChannel) -> RunResult:
     sched = execution.scheduler
     execution.start()
     while True:
