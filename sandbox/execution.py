@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .aio import ASYNCIO_SHIM
 from .control import RunStopped, stop
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import NotJSONError, dumps, to_json_value
@@ -23,7 +24,6 @@ from .policy import ENTRY_POINT, FILENAME, LAST_VALUE_HOOK, PolicyError, compile
 from .raised import mark_raised, raised_by_snippet
 from .result import RunError, RunResult, cut_text
 from .scheduler import (
-    ASYNCIO_SHIM,
     CallRequest,
     PendingCall,
     Scheduler,
@@ -254,7 +254,8 @@ class Execution:
 
     def logs(self) -> list[str]:
         first, more = self.unawaited()
-        return render_logs(self.output.printed_lines(), self.output.dropped, first, more, self.label)
+        return render_logs(self.output.printed_lines(), self.output.dropped, first, more, self.label,
+                           self.scheduler.pending_note)
 
     def result(self) -> RunResult:
         """The outcome once the main task is done (snippet methods it calls, such as an

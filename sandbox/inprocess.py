@@ -58,12 +58,14 @@ class InProcessRuntime:
             try:
                 execution.start()
                 execution.step()
+                if sched.main_done:
+                    with execution.run_context():  # pending tasks' `finally`, in the run's context
+                        sched.close()
+                    return execution.result()
             except RunStopped as stopped:
                 return execution.failure(stopped.to_error())
             except MemoryError as exc:
                 return execution.failure(execution.describe_exception(exc))
-            if sched.main_done:
-                return execution.result()
             with anyio.move_on_after(limits.wall_time) as deadline:
                 async with anyio.create_task_group() as tg:
                     cancel_on(controller, tg)
@@ -78,8 +80,11 @@ class InProcessRuntime:
                 ))
             return outcome
         finally:
+            # Pending tasks are closed first, as part of the run (their `finally` blocks run in
+            # the run's own context, under its budget); then the run is sealed.
+            with execution.run_context():
+                sched.close(reraise=False)
             execution.seal()
-            sched.close()
             if state is not None:
                 state.leave()
             _clear_shared_caches()
@@ -103,6 +108,8 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
                 return execution.failure(interruption(controller, False, "", ""))
             execution.step()
             if sched.main_done:
+                with execution.run_context():  # pending tasks' `finally`, in the run's context
+                    sched.close()
                 return execution.result()
             batch = sched.take_outbox()
             if len(batch) == 1 and in_flight == 0 and not sched.ready and not sched.timers:

@@ -43,10 +43,10 @@ def cut(text: str, room: int) -> str:
 
 
 def render_logs(printed: Sequence[str], dropped: int, unawaited: Sequence[tuple[int | None, str]],
-                more_unawaited: int, label: str) -> list[str]:
+                more_unawaited: int, label: str, pending: int = 0) -> list[str]:
     """The run's log: printed lines, then the truncation marker when bytes were dropped, then
     a warning for each of the first calls never awaited (`unawaited`, line and name) and a
-    count of the rest."""
+    count of the rest, then a note on tasks cancelled because the program ended first."""
     lines = list(printed)
     if dropped:
         lines.append(TRUNCATION_MARKER.format(dropped=dropped))
@@ -55,6 +55,10 @@ def render_logs(printed: Sequence[str], dropped: int, unawaited: Sequence[tuple[
         lines.append(f"[warning] {where}{label}.{name}(...) was never awaited, so it did not run")
     if more_unawaited:
         lines.append(f"[warning] {more_unawaited} more calls were never awaited")
+    if pending:
+        were = "was" if pending == 1 else "were"
+        lines.append(f"note: {pending} task{'' if pending == 1 else 's'} {were} still pending when the "
+                     f"program ended and {were} cancelled")
     return lines
 
 

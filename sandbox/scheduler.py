@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 import time
 import types
 from collections import deque
@@ -134,8 +135,38 @@ def sleep(delay: float, result: Any = None) -> _Awaitable:
 
 
 MAX_SLEEP = 1e6
+#: Unfinished tasks a run may have at once (`asyncio.create_task`, gathered awaitables).
+MAX_TASKS = 10_000
 
-ASYNCIO_SHIM: dict[str, Any] = {"gather": gather, "sleep": sleep, "TimeoutError": TimeoutError}
+
+class CancelledError(BaseException):
+    """`asyncio.CancelledError` for snippets: thrown into a task that was cancelled."""
+
+
+_PENDING, _FIRED, _TAKEN, _ABANDONED = range(4)
+
+
+class Waiter(_Internal):
+    """One wake-up a task parks on (a lock's turn, a queue item, a timer). Made by the sandbox's
+    asyncio classes for the running task only; awaiting it parks that task until `fire`."""
+
+    __slots__ = ("_task", "_state", "_value", "_error")
+
+    def __init__(self, key: object, task: _Task) -> None:
+        self._task = task
+        self._state = _PENDING
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    @property
+    def fired(self) -> bool:
+        return self._state in (_FIRED, _TAKEN)
+
+    def __await__(self) -> Any:
+        value = yield self
+        if self._state != _TAKEN:
+            raise RuntimeError("this wait was resumed out of turn")
+        return value
 
 
 async def _await_one(awaitable: Any) -> Any:
@@ -143,15 +174,26 @@ async def _await_one(awaitable: Any) -> Any:
 
 
 class _Task:
-    __slots__ = ("coro", "group", "index", "done", "value", "error")
+    __slots__ = ("coro", "group", "index", "done", "value", "error", "sched", "blocked",
+                 "must_cancel", "cancelled", "callbacks", "user", "name")
 
-    def __init__(self, coro: Coroutine[Any, Any, Any], group: _Group | None, index: int) -> None:
+    def __init__(self, sched: Scheduler, coro: Coroutine[Any, Any, Any], group: _Group | None,
+                 index: int) -> None:
+        self.sched = sched
         self.coro = coro
         self.group = group
         self.index = index
         self.done = False
         self.value: Any = None
         self.error: BaseException | None = None
+        #: What the task waits for (a call, a waiter, a gather group); a wake-up for anything
+        #: else is stale and dropped.
+        self.blocked: Any = None
+        self.must_cancel = False
+        self.cancelled = False
+        self.callbacks: list[Any] = []
+        self.user = False
+        self.name = ""
 
 
 class _Group:
@@ -170,23 +212,44 @@ def call_limit_message(limit: int) -> str:
     return f"the snippet made more than {limit} host calls; batch the work or narrow it"
 
 
+def task_limit_message(limit: int) -> str:
+    return f"the snippet had more than {limit} unfinished tasks at once; bound the work with a Semaphore or batches"
+
+
+_local = threading.local()
+
+
+def running() -> Scheduler:
+    """The scheduler running snippet code on this thread (`RuntimeError` outside a run)."""
+    sched = getattr(_local, "sched", None)
+    if sched is None or sched.current is None:
+        raise RuntimeError("no running event loop")
+    return sched
+
+
 class Scheduler:
     """Runs snippet tasks until each is blocked; the driver does the waiting.
 
     Driver protocol: `run_ready()`, then send `take_outbox()`, then wait for a reply
-    (`resolve`) or the next timer (`next_deadline`, `fire_timers`), until `main_done`.
+    (`resolve`) or the next timer (`next_deadline`, `fire_timers`), until `main_done`; then
+    `close()` before reading the result.
     """
 
     def __init__(self, max_calls: int) -> None:
         self.max_calls = max_calls
         self.calls_issued = 0
         self.ready: deque[tuple[_Task, Any, BaseException | None]] = deque()
-        self.waiting: dict[int, tuple[_Task, str]] = {}
-        self.timers: list[tuple[float, int, _Task]] = []
+        self.waiting: dict[int, tuple[_Task, CallRequest]] = {}
+        self.timers: list[tuple[float, int, list[Any]]] = []
         self.outbox: list[tuple[int, CallRequest]] = []
         self.tasks: list[_Task] = []
         self.main: _Task | None = None
+        self.current: _Task | None = None
+        self.live = 0
+        self.ended_pending = 0
+        self.stopping: RunStopped | None = None
         self._seq = 0
+        self._names = 0
         #: Requests made by the host for this run. A snippet that drives a coroutine by hand
         #: can see (and copy) a request; only the originals are ever dispatched.
         self.issued: set[CallRequest] = set()
@@ -199,36 +262,89 @@ class Scheduler:
         return self.main is not None and self.main.done
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], group: _Group | None, index: int) -> _Task:
-        task = _Task(coro, group, index)
+        if self.live >= MAX_TASKS:
+            # Raised in the snippet's frame, which may catch it: the scheduler raises it again
+            # as soon as that task yields.
+            self.stopping = stop("exception", task_limit_message(MAX_TASKS))
+            raise self.stopping
+        task = _Task(self, coro, group, index)
+        self.live += 1
         self.tasks.append(task)
         self.ready.append((task, None, None))
         return task
 
+    def spawn_user(self, coro: Coroutine[Any, Any, Any]) -> _Task:
+        """A task from `asyncio.create_task`: counted in the note about tasks left pending."""
+        task = self._spawn(coro, None, 0)
+        task.user = True
+        self._names += 1
+        task.name = f"Task-{self._names}"
+        return task
+
+    def waiter(self) -> Waiter:
+        assert self.current is not None
+        return Waiter(_KEY, self.current)
+
     def run_ready(self) -> None:
         ready = self.ready
-        while ready:
-            task, value, exc = ready.popleft()
-            if task.done:
-                continue
-            try:
-                if exc is None:
-                    request = task.coro.send(value)
-                else:
-                    request = task.coro.throw(exc)
-            except StopIteration as finished:
-                self._finish(task, finished.value, None)
-                continue
-            except RunStopped:
-                raise
-            except BaseException as error:  # the snippet's own exceptions, SystemExit included
-                self._finish(task, None, error)
-                continue
-            try:
-                self._dispatch(task, request)
-            except RunStopped:
-                raise
-            except Exception as error:  # a request the snippet mangled: its own fault
-                self.ready.append((task, None, error))
+        saved = getattr(_local, "sched", None)
+        _local.sched = self
+        try:
+            main = self.main
+            while ready:
+                if self.stopping is not None:
+                    raise self.stopping
+                if main is not None and main.done:
+                    break  # the program ended: what is left is cancelled by `close`
+                task, value, exc = ready.popleft()
+                if task.done:
+                    continue
+                if task.must_cancel:
+                    task.must_cancel = False
+                    exc = CancelledError()
+                self.current = task
+                try:
+                    if exc is None:
+                        request = task.coro.send(value)
+                    else:
+                        request = task.coro.throw(exc)
+                except StopIteration as finished:
+                    self._finish(task, finished.value, None)
+                    continue
+                except RunStopped:
+                    raise
+                except BaseException as error:  # the snippet's own exceptions, SystemExit included
+                    self._finish(task, None, error)
+                    continue
+                finally:
+                    self.current = None
+                if self.stopping is not None:
+                    raise self.stopping
+                if task.must_cancel:
+                    # Cancelled while running (by itself): what it yielded never starts.
+                    task.must_cancel = False
+                    self._drop_request(request)
+                    ready.append((task, None, CancelledError()))
+                    continue
+                try:
+                    self._dispatch(task, request)
+                except RunStopped:
+                    raise
+                except Exception as error:  # a request the snippet mangled: its own fault
+                    self.ready.append((task, None, error))
+        finally:
+            _local.sched = saved
+
+    def _drop_request(self, request: Any) -> None:
+        kind = type(request)
+        if kind is CallRequest:
+            self.issued.discard(request)
+        elif kind is Waiter and request._state == _PENDING:
+            request._state = _ABANDONED
+        elif kind is _Gather:
+            for aw in request._awaitables:
+                if isinstance(aw, types.CoroutineType):
+                    aw.close()
 
     def _dispatch(self, task: _Task, request: Any) -> None:
         kind = type(request)
@@ -243,18 +359,51 @@ class Scheduler:
                 self.outbox.append((self.calls_issued + 1, request))
                 raise stop("call-limit", call_limit_message(self.max_calls))
             self.calls_issued += 1
-            self.waiting[self.calls_issued] = (task, request._name)
+            self.waiting[self.calls_issued] = (task, request)
+            task.blocked = request
             self.outbox.append((self.calls_issued, request))
+        elif kind is Waiter:
+            if request._task is not task or request._state in (_TAKEN, _ABANDONED):
+                self.ready.append((task, None, RuntimeError("this wait belongs to another task")))
+            elif request._state == _FIRED:
+                request._state = _TAKEN
+                self.ready.append((task, request._value, request._error))
+            else:
+                task.blocked = request
         elif kind is _Sleep:
-            self._seq += 1
-            heapq.heappush(self.timers, (time.monotonic() + request._delay, self._seq, task))
+            waiter = Waiter(_KEY, task)
+            task.blocked = waiter
+            self.call_later(request._delay, lambda: self.fire(waiter))
         elif kind is _Gather:
             self._gather(task, request)
         else:
             self.ready.append(
                 (task, None, TypeError("a snippet can only await tool calls, asyncio.sleep, "
-                                       "asyncio.gather and its own coroutines"))
+                                       "asyncio.gather, tasks and its own coroutines"))
             )
+
+    def fire(self, waiter: Waiter, value: Any = None, error: BaseException | None = None) -> bool:
+        """Wake the task parked on `waiter`; False when it can no longer be woken (cancelled,
+        ended, woken already), so the caller wakes the next one instead."""
+        task = waiter._task
+        if waiter._state != _PENDING or task.done:
+            return False
+        waiter._value, waiter._error = value, error
+        if task.blocked is waiter:
+            task.blocked = None
+            waiter._state = _TAKEN
+            self.ready.append((task, value, error))
+        else:
+            waiter._state = _FIRED
+        return True
+
+    def call_later(self, delay: float, action: Any) -> list[Any]:
+        """Run `action()` (host code) after `delay` seconds; the returned handle's `[0] = None`
+        cancels it."""
+        self._seq += 1
+        handle = [action]
+        heapq.heappush(self.timers, (time.monotonic() + min(max(0.0, delay), MAX_SLEEP), self._seq, handle))
+        return handle
 
     def _gather(self, parent: _Task, request: _Gather) -> None:
         group = _Group(parent, len(request._awaitables), request._return_exceptions)
@@ -265,24 +414,36 @@ class Scheduler:
         for aw in request._awaitables:
             if isinstance(aw, types.CoroutineType):
                 coros.append(aw)
-            elif isinstance(aw, (PendingCall, _Awaitable)):
+            elif isinstance(aw, (PendingCall, _Awaitable)) or getattr(type(aw), "_sandbox_task", False):
                 coros.append(_await_one(aw))
             else:
                 for c in coros:
                     c.close()
                 self.ready.append(
                     (parent, None, TypeError(
-                        f"asyncio.gather() takes awaitables (tool calls or coroutines), "
+                        f"asyncio.gather() takes awaitables (tool calls, tasks or coroutines), "
                         f"got a '{type(aw).__name__}'"))
                 )
                 return
+        parent.blocked = group
         for i, coro in enumerate(coros):
-            group.children.append(self._spawn(coro, group, i))
+            try:
+                group.children.append(self._spawn(coro, group, i))
+            except RunStopped:
+                for c in coros[i:]:
+                    c.close()
+                raise
 
     def _finish(self, task: _Task, value: Any, error: BaseException | None) -> None:
         task.done = True
+        self.live -= 1
         task.value = value
         task.error = error
+        if isinstance(error, CancelledError):
+            task.cancelled = True
+        for callback in task.callbacks:
+            callback(task)
+        task.callbacks = []
         group = task.group
         if group is None or group.finished:
             return
@@ -290,23 +451,61 @@ class Scheduler:
             group.finished = True
             for child in group.children:
                 if not child.done:
-                    self._cancel(child)
-            self.ready.append((group.parent, None, error))
+                    self._kill(child)
+            self._wake(group.parent, group, None, error)
             return
         group.results[task.index] = error if error is not None else value
         group.pending -= 1
         if group.pending == 0:
             group.finished = True
-            self.ready.append((group.parent, group.results, None))
+            self._wake(group.parent, group, group.results, None)
 
-    def _cancel(self, task: _Task) -> None:
+    def _wake(self, task: _Task, token: Any, value: Any, error: BaseException | None) -> None:
+        if not task.done and task.blocked is token:
+            task.blocked = None
+            self.ready.append((task, value, error))
+
+    def cancel(self, task: _Task) -> bool:
+        """`Task.cancel()`: a `CancelledError` is thrown into the task where it waits."""
+        if task.done:
+            return False
+        blocked = task.blocked
+        if blocked is None:
+            task.must_cancel = True
+            return True
+        task.blocked = None
+        if type(blocked) is Waiter:
+            if blocked._state == _PENDING:
+                blocked._state = _ABANDONED
+        elif type(blocked) is _Group:
+            blocked.finished = True
+            for child in blocked.children:
+                if not child.done:
+                    self._kill(child)
+        # A host call keeps running on the host; its answer is dropped when it comes.
+        self.ready.append((task, None, CancelledError()))
+        return True
+
+    def _kill(self, task: _Task) -> None:
+        """End a task at once: its coroutine is closed (its `finally` blocks run)."""
         task.done = True
+        task.cancelled = True
+        self.live -= 1
+        blocked = task.blocked
+        task.blocked = None
+        if type(blocked) is Waiter and blocked._state == _PENDING:
+            blocked._state = _ABANDONED
         try:
             task.coro.close()
-        except RunStopped:
-            raise
+        except RunStopped as stopped:
+            self.stopping = self.stopping or stopped
         except BaseException:
             pass
+        if task.error is None:
+            task.error = CancelledError()
+        for callback in task.callbacks:
+            callback(task)
+        task.callbacks = []
 
     def take_outbox(self) -> list[tuple[int, CallRequest]]:
         out = self.outbox
@@ -317,36 +516,47 @@ class Scheduler:
         entry = self.waiting.pop(call_id, None)
         if entry is None:
             return
-        task, name = entry
-        if task.done:
-            return
+        task, request = entry
         if ok:
-            self.ready.append((task, value, None))
+            self._wake(task, request, value, None)
         else:
-            self.ready.append((task, None, ToolCallError(name, str(value))))
+            self._wake(task, request, None, ToolCallError(request._name, str(value)))
 
     def next_deadline(self) -> float | None:
-        return self.timers[0][0] if self.timers else None
+        timers = self.timers
+        while timers and timers[0][2][0] is None:
+            heapq.heappop(timers)
+        return timers[0][0] if timers else None
 
     def fire_timers(self) -> None:
         now = time.monotonic()
         timers = self.timers
         while timers and timers[0][0] <= now:
-            _, _, task = heapq.heappop(timers)
-            self.ready.append((task, None, None))
+            _, _, handle = heapq.heappop(timers)
+            action = handle[0]
+            if action is not None:
+                handle[0] = None
+                action()
 
     @property
-    def idle(self) -> bool:
-        """Nothing runnable and nothing to wait for: the main task awaits something that can
-        never finish."""
-        return not self.ready and not self.waiting and not self.timers and not self.outbox
+    def pending_note(self) -> int:
+        """How many of the snippet's own tasks were (or are) left unfinished at the end."""
+        return self.ended_pending + sum(1 for t in self.tasks if t.user and not t.done)
 
-    def close(self) -> None:
-        """Close every unfinished coroutine so none outlives the run."""
-        for task in self.tasks:
-            if not task.done:
-                task.done = True
-                try:
-                    task.coro.close()
-                except BaseException:
-                    pass
+    def close(self, *, reraise: bool = True) -> None:
+        """Close every unfinished coroutine so none outlives the run. A limit's stop raised
+        by a coroutine's `finally` is raised again once all are closed (with `reraise`)."""
+        saved = getattr(_local, "sched", None)
+        _local.sched = None
+        try:
+            for task in self.tasks:
+                if not task.done:
+                    if task.user:
+                        self.ended_pending += 1
+                    self._kill(task)
+        finally:
+            _local.sched = saved
+        self.tasks = []
+        stopping, self.stopping = self.stopping, None
+        if reraise and stopping is not None:
+            raise stopping

@@ -31,9 +31,9 @@ import signal
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .aio import ASYNCIO_SHIM
 from .guards import RunGuards, make_globals
 from .limits import Limits
-from .scheduler import ASYNCIO_SHIM
 from .shims import ShimSet
 
 if TYPE_CHECKING:

@@ -288,9 +288,11 @@ def _report(result: RunResult, execution: Execution | None) -> dict[str, Any]:
     printed: list[str] = []
     dropped = more = 0
     unawaited: list[tuple[int | None, str]] = []
+    pending = 0
     if execution is not None:
         printed, dropped = execution.output.printed_lines(), execution.output.dropped
         unawaited, more = execution.unawaited()
+        pending = execution.scheduler.pending_note
     error = result.error
     return {
         "value": result.value,
@@ -298,6 +300,7 @@ def _report(result: RunResult, execution: Execution | None) -> dict[str, Any]:
         "dropped": dropped,
         "unawaited": [list(item) for item in unawaited],
         "more_unawaited": more,
+        "pending": pending,
         "error": None if error is None else {"kind": error.kind, "message": error.message},
     }
 
@@ -445,11 +448,20 @@ def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]]) 
 
 
 def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
+    try:
+        return _drive_tasks(execution, channel)
+    finally:
+        # A session worker lives on: no coroutine of this run may be left to resume later.
+        execution.scheduler.close(reraise=False)
+
+
+def _drive_tasks(execution: Execution, channel: BlockingChannel) -> RunResult:
     sched = execution.scheduler
     execution.start()
     while True:
         execution.step()
         if sched.main_done:
+            sched.close()  # tasks left pending, while the alarm still bounds their `finally`
             signal.setitimer(signal.ITIMER_REAL, 0)
             # Checking the value recurses once per nesting level: give the host code its room back.
             sys.setrecursionlimit(_depth() + RESULT_DEPTH_ROOM)

@@ -46,7 +46,7 @@ from .limits import Limits
 from .output import MAX_AWAIT_WARNINGS, cut, flood_message, is_flooding, render_logs
 from .protocol import HEADER, ProtocolError, encode, parse_frame
 from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, RunError, RunResult
-from .scheduler import call_limit_message
+from .scheduler import MAX_TASKS, call_limit_message
 
 #: Extra wall time the host allows before killing a worker whose own timer did not end it
 #: (a long C call such as catastrophic regex backtracking cannot be interrupted from inside).
@@ -65,7 +65,7 @@ WALL_SLACK = 0.005
 CPU_SLACK = 0.05
 #: Largest count (dropped bytes, calls never awaited, call id) a worker may report.
 MAX_COUNT = 1 << 53
-_RESULT_FIELDS = frozenset({"value", "logs", "dropped", "unawaited", "more_unawaited", "error"})
+_RESULT_FIELDS = frozenset({"value", "logs", "dropped", "unawaited", "more_unawaited", "pending", "error"})
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[2]); "
@@ -541,6 +541,9 @@ class _Session:
         if dropped and not full:
             raise ProtocolError("it reported dropped output while its output was not full")
         unawaited, more = self._checked_unawaited(data.get("unawaited", []), data.get("more_unawaited", 0))
+        pending = data.get("pending", 0)
+        if not _is_count(pending) or pending > MAX_TASKS:
+            raise ProtocolError("malformed count of pending tasks")
         error = data.get("error")
         value = data.get("value")
         if error is not None:
@@ -556,7 +559,7 @@ class _Session:
             if value is not None:
                 raise ProtocolError("a failed run has no value")
             checked = self._verified(error["kind"], error["message"], full, dropped)
-            logs = render_logs(printed, dropped + cut_bytes, unawaited, more, self.namespace)
+            logs = render_logs(printed, dropped + cut_bytes, unawaited, more, self.namespace, pending)
             return RunResult(value=None, logs=logs, error=checked)
         try:
             plain = to_json_value(value, "$")
@@ -564,7 +567,7 @@ class _Session:
             raise ProtocolError("the value is not lossless JSON") from None
         if plain is not None and len(dumps(plain).encode("utf-8")) > self.limits.max_result:
             raise ProtocolError(f"a value larger than max_result ({self.limits.max_result} bytes)")
-        logs = render_logs(printed, dropped + cut_bytes, unawaited, more, self.namespace)
+        logs = render_logs(printed, dropped + cut_bytes, unawaited, more, self.namespace, pending)
         return RunResult(value=plain, logs=logs)
 
     def _bounded_output(self, logs: list[str]) -> tuple[list[str], int, bool]:

@@ -160,6 +160,10 @@ SANCTIONED_SANDBOX = frozenset(
         "CallRequest", "_Sleep", "_Gather", "_Internal", "_CheckedGetter", "attrgetter", "_CheckedWrite",
         "methodcaller", "SafeType", "_BoundFormat", "ToolCallError", "_EnumType", "_VisibleMro", "_PlainStrMethod", "_MarkedThrow", "localcontext", "cached_property",
         "Template",
+        # the sandbox's asyncio (sandbox/aio.py): state in private slots, no loop or scheduler
+        "Task", "Waiter", "Lock", "Event", "Semaphore", "BoundedSemaphore", "Condition", "Queue",
+        "Timeout", "TaskGroup", "_AsCompleted", "_Final", "CancelledError", "InvalidStateError",
+        "QueueEmpty", "QueueFull",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
     }
 )
@@ -375,6 +379,24 @@ add('gather-request', lambda: g.send(None))
 add('pending', lambda: tools.f())
 add('sleep', lambda: asyncio.sleep(0))
 add('gather', lambda: asyncio.gather())
+async def noop():
+    return 1
+add('task', lambda: asyncio.create_task(noop()))
+add('lock', lambda: asyncio.Lock())
+add('semaphore', lambda: asyncio.BoundedSemaphore(2))
+add('event', lambda: asyncio.Event())
+add('condition', lambda: asyncio.Condition())
+add('queue', lambda: asyncio.Queue(3))
+add('timeout', lambda: asyncio.timeout(1))
+add('taskgroup', lambda: asyncio.TaskGroup())
+add('as-completed', lambda: asyncio.as_completed([noop()]))
+held = asyncio.Lock()
+async def hold():
+    await held.acquire()
+    await held.acquire()
+h = hold()
+add('waiter', lambda: h.send(None))
+add('acquire-coro', lambda: h)
 add('describe', lambda: tools.describe)
 add('list', lambda: tools.list())
 add('exc', lambda: ValueError('x'))

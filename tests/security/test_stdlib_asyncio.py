@@ -5,6 +5,9 @@ gather) into anything but a snippet error.
 
 from __future__ import annotations
 
+from typing import Any
+
+import anyio
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -133,3 +136,207 @@ async def test_gather_return_exceptions_with_base_exception(sb, backend):
     assert result.ok, result
     assert result.value == ["SystemExit", {"echo": [1], "kw": {}}]
     assert sb.spy.calls == [((1,), {})]
+
+
+# -- tasks, locks and queues (sandbox/aio.py) --------------------------------------------------
+
+PRIVATE_STATE = {
+    # each reads the scheduler state an asyncio object holds; the guard refuses private names of
+    # host-made objects, and the coroutine, scheduler and waiters stay out of reach
+    "task-slot": "async def f():\n    pass\nt = asyncio.create_task(f())\nx = t._task\nawait tools.f(x)",
+    "task-getattr": "async def f():\n    pass\nt = asyncio.create_task(f())\nx = getattr(t, '_task')\nawait tools.f(1)",
+    "lock-waiters": "l = asyncio.Lock()\nx = getattr(l, '_waiters')\nawait tools.f(1)",
+    "queue-items": "q = asyncio.Queue()\nx = getattr(q, '_items')\nawait tools.f(1)",
+    "queue-finished": "q = asyncio.Queue()\nx = vars(q)\nawait tools.f(1)",
+    "group-parent": "tg = asyncio.TaskGroup()\nx = getattr(tg, '_parent')\nawait tools.f(1)",
+    "waiter-task": (
+        "l = asyncio.Lock()\nawait l.acquire()\nc = l.acquire()\nw = c.send(None)\n"
+        "x = getattr(w, '_task')\nawait tools.f(1)"
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(PRIVATE_STATE))
+async def test_asyncio_objects_keep_their_state_private(sb, name, backend):
+    result = await sb.run("import asyncio\n" + PRIVATE_STATE[name], backend=backend)
+    assert result.error is not None and result.error.kind == "exception", result
+    assert any(word in result.error.message for word in ("private", "not allowed", "vars()")), result.error
+    assert sb.spy.calls == []  # the run stopped at the read: nothing after it ran
+    sb.assert_no_leak(result)
+
+
+FORGED_TASKS = {
+    "class-call": "async def f():\n    pass\nt = asyncio.create_task(f())\nreturn repr(type(t)(None))",
+    "shim-class": "return repr(asyncio.Task(None))",
+    "subclass": "class T(asyncio.Task):\n    pass\nreturn repr(T())",
+    "waiter-class": (
+        "l = asyncio.Lock()\nawait l.acquire()\nc = l.acquire()\nw = c.send(None)\nreturn repr(type(w)(None))"
+    ),
+    "copy": "import copy\nasync def f():\n    pass\nt = asyncio.create_task(f())\nreturn repr(copy.copy(t))",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(FORGED_TASKS))
+async def test_tasks_and_waiters_cannot_be_forged(sb, name, backend):
+    await sb.assert_refused("import asyncio\n" + FORGED_TASKS[name], "exception", "TypeError")
+
+
+STOLEN_WAIT = """
+import asyncio
+lock = asyncio.Lock()
+await lock.acquire()
+stolen = []
+async def other():
+    c = lock.acquire()
+    stolen.append(c.send(None))
+    await asyncio.sleep(0)
+await asyncio.create_task(other())
+class Yield:
+    def __await__(self):
+        return (yield stolen[0])
+try:
+    await Yield()
+except RuntimeError as e:
+    return str(e)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_wait_yielded_by_another_task_is_refused(sb, backend):
+    result = await sb.run(STOLEN_WAIT, backend=backend)
+    assert result.ok, result
+    assert result.value == "this wait belongs to another task"
+
+
+CANCEL_HOST_CALL = """
+import asyncio
+async def call():
+    r = await tools.slow(1)
+    print('delivered', r)
+    return r
+t = asyncio.create_task(call())
+await asyncio.sleep(0)
+t.cancel()
+try:
+    await t
+except asyncio.CancelledError:
+    pass
+await asyncio.sleep(0.5)
+return [t.cancelled(), t.done()]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_cancelling_a_task_does_not_cancel_or_repeat_host_work(sb, backend):
+    started: list[Any] = []
+
+    async def slow(x: Any) -> Any:
+        started.append(x)
+        await anyio.sleep(0.3)  # still running when the snippet cancels (after one sleep(0))
+        return x
+
+    async def go() -> None:
+        await sb.spy(0)
+
+    code = CANCEL_HOST_CALL.replace("t.cancel()", "t.cancel()\nawait tools.go()")
+    result = await sb.run(code, backend=backend, bindings={"slow": slow, "go": go})
+    assert result.ok, result
+    assert result.value == [True, True]
+    # The host call was made once; its answer never reached the cancelled task.
+    assert started == [1]
+    assert sb.spy.calls == [((0,), {})]
+    assert not any("delivered" in line for line in result.logs)
+
+
+OUTLIVE = """
+import asyncio
+async def busy():
+    while True:
+        await tools.f(1)
+async def later():
+    await asyncio.sleep(0.2)
+    await tools.g(2)
+asyncio.create_task(busy())
+asyncio.create_task(later())
+return 'main done'
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_tasks_do_not_outlive_the_run(sb, backend):
+    result = await sb.run(OUTLIVE, backend=backend)
+    assert result.ok, result
+    assert result.value == "main done"
+    assert result.logs == ["note: 2 tasks were still pending when the program ended and were cancelled"]
+    await anyio.sleep(0.3)  # long enough for `later` to call, had it survived
+    assert sb.spy.calls == []
+    await sb.assert_next_run_ok(backend)
+
+
+TASK_BOMB = """
+import asyncio
+async def f():
+    await tools.f(1)
+made = 0
+for i in range(1000000):
+    try:
+        asyncio.create_task(f())
+        made += 1
+    except BaseException:
+        pass
+print('survived', made)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_million_tasks_stop_at_the_task_cap(sb, backend):
+    result = await sb.run(TASK_BOMB, backend=backend)
+    sb.assert_error(result, "exception", "more than 10000 unfinished tasks")
+    # Catching the stop does not help: no task past the cap was made, and none got to run.
+    assert result.logs == ["survived 9999",  # the main program is the run's first task
+                           "note: 9999 tasks were still pending when the program ended and were cancelled"]
+    assert sb.spy.calls == []
+
+
+QUEUE_BOMB = """
+import asyncio
+q = asyncio.Queue()
+chunk = 'x' * 65536
+while True:
+    q.put_nowait(chunk + str(q.qsize()))
+"""
+
+
+async def test_an_unbounded_queue_is_bounded_by_memory(sb):
+    result = await sb.run(QUEUE_BOMB, backend="worker", memory=64 * 1024 * 1024)
+    sb.assert_error(result, "memory")
+    assert sb.spy.calls == []
+    await sb.assert_next_run_ok("worker")
+
+
+async def test_an_unbounded_queue_is_bounded_in_process(sb):
+    result = await sb.run(QUEUE_BOMB, backend="inprocess", max_operations=20000)
+    sb.assert_error(result, "timeout")
+    assert sb.spy.calls == []
+
+
+ENDLESS_WAIT = """
+import asyncio
+async def never():
+    await asyncio.Event().wait()
+AFTER
+await asyncio.wait_for(never(), timeout=1e300)
+print('returned')
+await tools.f(1)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("after", ["", "asyncio.create_task(never())"])
+async def test_an_endless_wait_for_is_bounded_by_the_wall_limit(sb, backend, after):
+    result = await sb.run(ENDLESS_WAIT.replace("AFTER", after), backend=backend, wall_time=1.0)
+    sb.assert_error(result, "timeout", "wall-time")
+    assert result.logs == [] or all("returned" not in line for line in result.logs)
+    assert sb.spy.calls == []

@@ -1,0 +1,321 @@
+"""The sandbox's asyncio on its own scheduler: tasks, locks, queues, timeouts, task groups,
+cancellation and the run's limits, the same on both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from sandbox_helpers import run
+
+from sandbox import Limits
+
+
+class InFlight:
+    """A binding that counts how many of its calls run at once on the host."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.most = 0
+        self.calls = 0
+
+    async def __call__(self, x: Any = None) -> Any:
+        self.now += 1
+        self.calls += 1
+        self.most = max(self.most, self.now)
+        try:
+            await anyio.sleep(0.005)
+        finally:
+            self.now -= 1
+        return x
+
+
+def test_semaphore_bounds_host_calls_in_flight(backend: str) -> None:
+    f = InFlight()
+    code = (
+        "import asyncio\nsem = asyncio.Semaphore(3)\n"
+        "async def one(x):\n    async with sem:\n        return await tools.f(x=x)\n"
+        "return await asyncio.gather(*(one(i) for i in range(10)))"
+    )
+    result = run(code, backend, bindings={"f": f})
+    assert result.ok, result
+    assert result.value == list(range(10))
+    assert f.calls == 10
+    assert f.most == 3  # never more than the semaphore allows, and it did run them in parallel
+
+
+def test_without_a_semaphore_the_calls_overlap(backend: str) -> None:
+    f = InFlight()
+    code = "import asyncio\nreturn await asyncio.gather(*(tools.f(x=i) for i in range(6)))"
+    result = run(code, backend, bindings={"f": f})
+    assert result.ok, result
+    assert f.most == 6
+
+
+def test_create_task_runs_concurrently_and_reports(backend: str) -> None:
+    code = (
+        "import asyncio\norder = []\n"
+        "async def job(n):\n    order.append(('start', n))\n    await asyncio.sleep(0)\n    return n * 2\n"
+        "t = asyncio.create_task(job(1), name='first')\n"
+        "before = t.done()\n"
+        "try:\n    t.result()\nexcept asyncio.InvalidStateError:\n    order.append('not yet')\n"
+        "r = await t\n"
+        "return [before, r, t.done(), t.result(), t.exception(), t.cancelled(), t.get_name(), order, "
+        "isinstance(t, asyncio.Task)]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [False, 2, True, 2, None, False, "first", ["not yet", ["start", 1]], True]
+
+
+def test_a_failed_task_raises_when_awaited(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "async def bad():\n    raise KeyError('k')\n"
+        "t = asyncio.create_task(bad())\n"
+        "try:\n    await t\nexcept KeyError as e:\n    caught = repr(e)\n"
+        "return [caught, type(t.exception()).__name__]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["KeyError('k')", "KeyError"]
+
+
+def test_cancel_throws_cancelled_error_where_the_task_waits(backend: str) -> None:
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def sleeper():\n    try:\n        await asyncio.sleep(100)\n"
+        "    except asyncio.CancelledError:\n        log.append('cancelled')\n        raise\n"
+        "    finally:\n        log.append('finally')\n"
+        "t = asyncio.create_task(sleeper())\nawait asyncio.sleep(0)\n"
+        "first = t.cancel()\n"
+        "try:\n    await t\nexcept asyncio.CancelledError:\n    log.append('awaiter saw it')\n"
+        "return [first, t.cancel(), t.cancelled(), log]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [True, False, True, ["cancelled", "finally", "awaiter saw it"]]
+
+
+def test_cancelling_a_task_blocked_on_a_host_call_drops_its_answer(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "async def call():\n    return await tools.nap(x='late', seconds=0.05)\n"
+        "t = asyncio.create_task(call())\nawait asyncio.sleep(0)\nt.cancel()\n"
+        "try:\n    await t\nexcept asyncio.CancelledError:\n    return 'cancelled'\n"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == "cancelled"
+
+
+def test_pending_tasks_at_the_end_are_cancelled_with_a_note(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "async def forever():\n    await asyncio.sleep(1000)\n"
+        "async def never_started():\n    print('ran')\n"
+        "asyncio.create_task(forever())\nasyncio.create_task(never_started())\n"
+        "await asyncio.sleep(0)\nreturn 'done'"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == "done"
+    assert result.logs == ["ran", "note: 1 task was still pending when the program ended and was cancelled"]
+    two = run(code.replace("await asyncio.sleep(0)\n", ""), backend)
+    assert two.logs == ["note: 2 tasks were still pending when the program ended and were cancelled"]
+
+
+def test_no_note_when_every_task_finished(backend: str) -> None:
+    code = "import asyncio\nasync def f():\n    return 1\nt = asyncio.create_task(f())\nreturn await t"
+    result = run(code, backend)
+    assert result.ok and result.value == 1 and result.logs == [], result
+
+
+def test_lock_serialises_and_refuses_a_bad_release(backend: str) -> None:
+    code = (
+        "import asyncio\nlock = asyncio.Lock()\nlog = []\n"
+        "async def worker(n):\n    async with lock:\n        log.append(('in', n))\n"
+        "        await asyncio.sleep(0)\n        log.append(('out', n))\n"
+        "await asyncio.gather(worker(1), worker(2), worker(3))\n"
+        "try:\n    lock.release()\nexcept RuntimeError as e:\n    err = str(e)\n"
+        "return [log, lock.locked(), err]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    log, locked, err = result.value
+    assert log == [["in", 1], ["out", 1], ["in", 2], ["out", 2], ["in", 3], ["out", 3]]
+    assert locked is False and err == "Lock is not acquired."
+
+
+def test_event_wakes_every_waiter(backend: str) -> None:
+    code = (
+        "import asyncio\nev = asyncio.Event()\n"
+        "async def w(n):\n    await ev.wait()\n    return n\n"
+        "ts = [asyncio.create_task(w(i)) for i in range(3)]\nawait asyncio.sleep(0)\n"
+        "before = [t.done() for t in ts]\nev.set()\n"
+        "return [before, await asyncio.gather(*ts), ev.is_set()]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [[False, False, False], [0, 1, 2], True]
+
+
+def test_bounded_semaphore_and_bad_values(backend: str) -> None:
+    code = (
+        "import asyncio\nout = []\ns = asyncio.BoundedSemaphore(1)\nawait s.acquire()\n"
+        "out.append(s.locked())\ns.release()\n"
+        "try:\n    s.release()\nexcept ValueError as e:\n    out.append(str(e))\n"
+        "try:\n    asyncio.Semaphore(-1)\nexcept ValueError as e:\n    out.append(str(e))\n"
+        "return out"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [True, "BoundedSemaphore released too many times", "Semaphore initial value must be >= 0"]
+
+
+def test_condition_notify(backend: str) -> None:
+    code = (
+        "import asyncio\ncond = asyncio.Condition()\nitems = []\n"
+        "async def consumer():\n    async with cond:\n        await cond.wait_for(lambda: items)\n"
+        "        return items.pop()\n"
+        "c = asyncio.create_task(consumer())\nawait asyncio.sleep(0)\n"
+        "async with cond:\n    items.append('x')\n    cond.notify()\n"
+        "try:\n    cond.notify()\nexcept RuntimeError as e:\n    err = str(e)\n"
+        "return [await c, err]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["x", "cannot notify on un-acquired lock"]
+
+
+def test_queue_producer_consumer_with_maxsize(backend: str) -> None:
+    code = (
+        "import asyncio\nq = asyncio.Queue(maxsize=2)\nsizes = []\n"
+        "async def producer():\n    for i in range(6):\n        await q.put(i)\n        sizes.append(q.qsize())\n"
+        "async def consumer():\n    got = []\n    for _ in range(6):\n        got.append(await q.get())\n"
+        "        q.task_done()\n    return got\n"
+        "p = asyncio.create_task(producer())\ngot = await consumer()\nawait q.join()\nawait p\n"
+        "out = [got, max(sizes), q.empty(), q.full(), q.maxsize]\n"
+        "try:\n    q.get_nowait()\nexcept asyncio.QueueEmpty:\n    out.append('empty')\n"
+        "q.put_nowait(1)\nq.put_nowait(2)\n"
+        "try:\n    q.put_nowait(3)\nexcept asyncio.QueueFull:\n    out.append('full')\n"
+        "q.task_done()\nq.task_done()\n"
+        "try:\n    q.task_done()\nexcept ValueError as e:\n    out.append(str(e))\n"
+        "return out"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [[0, 1, 2, 3, 4, 5], 2, True, False, 2, "empty", "full",
+                            "task_done() called too many times"]
+
+
+def test_wait_for_and_timeout(backend: str) -> None:
+    code = (
+        "import asyncio\nout = []\nlog = []\n"
+        "async def slow():\n    try:\n        await asyncio.sleep(100)\n    finally:\n        log.append('slow ended')\n"
+        "try:\n    await asyncio.wait_for(slow(), timeout=0.01)\nexcept TimeoutError:\n    out.append('wait_for')\n"
+        "out.append(await asyncio.wait_for(tools.echo(x=5), timeout=10))\n"
+        "out.append(await asyncio.wait_for(tools.echo(x=6), timeout=None))\n"
+        "try:\n    async with asyncio.timeout(0.01) as cm:\n        await tools.nap(x=1, seconds=5)\n"
+        "except TimeoutError:\n    out.append(['timeout', cm.expired()])\n"
+        "async with asyncio.timeout(10) as cm:\n    await asyncio.sleep(0)\nout.append(cm.expired())\n"
+        "return [out, log]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [["wait_for", 5, 6, ["timeout", True], False], ["slow ended"]]
+
+
+def test_as_completed_yields_in_finishing_order(backend: str) -> None:
+    code = (
+        "import asyncio\nev = asyncio.Event()\n"
+        "async def late():\n    await ev.wait()\n    return 'late'\n"
+        "async def early():\n    ev.set()\n    return 'early'\n"
+        "return [await c for c in asyncio.as_completed([late(), early()])]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["early", "late"]
+
+
+def test_wait_return_when(backend: str) -> None:
+    code = (
+        "import asyncio\nev = asyncio.Event()\n"
+        "async def blocked():\n    await ev.wait()\n    return 1\n"
+        "async def quick():\n    return 2\n"
+        "async def bad():\n    raise ValueError('v')\n"
+        "a, b = asyncio.create_task(blocked()), asyncio.create_task(quick())\n"
+        "done, pending = await asyncio.wait([a, b], return_when=asyncio.FIRST_COMPLETED)\n"
+        "first = [b in done, a in pending]\n"
+        "c = asyncio.create_task(bad())\n"
+        "done, pending = await asyncio.wait([a, c], return_when=asyncio.FIRST_EXCEPTION)\n"
+        "second = [c in done, a in pending]\n"
+        "done, pending = await asyncio.wait([a], timeout=0.01)\n"
+        "third = [len(done), len(pending)]\nev.set()\n"
+        "done, pending = await asyncio.wait([a, b, c])\n"
+        "try:\n    await asyncio.wait([])\nexcept ValueError as e:\n    err = str(e)\n"
+        "return [first, second, third, len(done), len(pending), err]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [[True, True], [True, True], [0, 1], 3, 0, "Set of Tasks/Futures is empty."]
+
+
+def test_taskgroup_waits_and_collects_failures(backend: str) -> None:
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def ok(n):\n    await asyncio.sleep(0)\n    return n\n"
+        "async with asyncio.TaskGroup() as tg:\n    a = tg.create_task(ok(1))\n    b = tg.create_task(ok(2))\n"
+        "results = [a.result(), b.result()]\n"
+        "async def bad():\n    await asyncio.sleep(0)\n    raise ValueError('boom')\n"
+        "async def long():\n    try:\n        await asyncio.sleep(100)\n    except asyncio.CancelledError:\n"
+        "        log.append('sibling cancelled')\n        raise\n"
+        "try:\n    async with asyncio.TaskGroup() as tg:\n        tg.create_task(bad())\n        s = tg.create_task(long())\n"
+        "        await asyncio.sleep(100)\n        log.append('body kept running')\n"
+        "except ExceptionGroup as eg:\n    log.append([type(e).__name__ for e in eg.exceptions])\n"
+        "return [results, log, s.cancelled()]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [[1, 2], ["sibling cancelled", ["ValueError"]], True]
+
+
+def test_deadlock_is_reported_not_hung(backend: str) -> None:
+    code = "import asyncio\nlock = asyncio.Lock()\nawait lock.acquire()\nawait lock.acquire()"
+    result = run(code, backend)
+    assert result.error is not None and result.error.kind == "exception", result
+    assert "can never finish" in result.error.message
+
+
+def test_tasks_count_against_max_calls(backend: str) -> None:
+    f = InFlight()
+    code = (
+        "import asyncio\n"
+        "async def one(i):\n    return await tools.f(x=i)\n"
+        "ts = [asyncio.create_task(one(i)) for i in range(5)]\nreturn await asyncio.gather(*ts)"
+    )
+    result = run(code, backend, bindings={"f": f}, limits=Limits(wall_time=10, max_calls=3))
+    assert result.error is not None and result.error.kind == "call-limit", result
+    assert f.calls <= 3
+
+
+def test_create_task_needs_a_fresh_coroutine(backend: str) -> None:
+    code = (
+        "import asyncio\nout = []\n"
+        "async def f():\n    return 1\n"
+        "c = f()\nawait c\n"
+        "for bad in (c, 5, f):\n    try:\n        asyncio.create_task(bad)\n"
+        "    except (TypeError, RuntimeError) as e:\n        out.append(type(e).__name__)\n"
+        "return out"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["RuntimeError", "TypeError", "TypeError"]
+
+
+@pytest.mark.parametrize("name", ["Lock", "Queue", "Semaphore", "TaskGroup"])
+def test_the_classes_cannot_be_subclassed(backend: str, name: str) -> None:
+    code = f"import asyncio\nclass Mine(asyncio.{name}):\n    pass"
+    result = run(code, backend)
+    assert result.error is not None and "cannot be subclassed" in result.error.message, result
