@@ -320,6 +320,11 @@ class Scheduler:
                     self.current = None
                 if self.stopping is not None:
                     raise self.stopping
+                if task.done:
+                    # Ended while it ran (its group failed or was cancelled): what it yielded
+                    # never starts.
+                    self._drop_request(request)
+                    continue
                 if task.must_cancel:
                     # Cancelled while running (by itself): what it yielded never starts.
                     task.must_cancel = False
@@ -435,6 +440,8 @@ class Scheduler:
                 raise
 
     def _finish(self, task: _Task, value: Any, error: BaseException | None) -> None:
+        if task.done:  # killed already (by a cancel that reached it while it ran): counted once
+            return
         task.done = True
         self.live -= 1
         task.value = value
@@ -487,7 +494,14 @@ class Scheduler:
         return True
 
     def _kill(self, task: _Task) -> None:
-        """End a task at once: its coroutine is closed (its `finally` blocks run)."""
+        """End a task at once: its coroutine is closed (its `finally` blocks run). The task that
+        is running right now cannot be closed from inside itself: it is cancelled instead, where
+        it next yields."""
+        if task.done:
+            return
+        if task is self.current:
+            task.must_cancel = True
+            return
         task.done = True
         task.cancelled = True
         self.live -= 1

@@ -340,3 +340,38 @@ async def test_an_endless_wait_for_is_bounded_by_the_wall_limit(sb, backend, aft
     sb.assert_error(result, "timeout", "wall-time")
     assert result.logs == [] or all("returned" not in line for line in result.logs)
     assert sb.spy.calls == []
+
+
+KILLED_WHILE_RUNNING = """
+import asyncio
+hold = []
+async def child():
+    hold[0].cancel()  # cancels the gather parent while this very child runs
+    await tools.f(x="after-the-kill")
+    return 1
+async def outer():
+    await asyncio.gather(child())
+for i in range(50):
+    t = asyncio.create_task(outer())
+    hold[:] = [t]
+    try:
+        await t
+    except asyncio.CancelledError:
+        pass
+ev = asyncio.Event()
+async def idle():
+    await ev.wait()
+ts = [asyncio.create_task(idle()) for _ in range(10050)]
+await asyncio.sleep(0)
+return "past the cap"
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_task_cancelled_while_it_runs_is_counted_once_and_dispatches_nothing(sb, backend):
+    """A child that cancels its own gather parent is cancelled where it next yields, not
+    'closed' while running: the task cap still counts it once (no bypass), and the host call it
+    yields after the cancel never reaches the host."""
+    result = await sb.run(KILLED_WHILE_RUNNING, backend=backend)
+    sb.assert_error(result, "exception", "more than 10000 unfinished tasks")
+    assert sb.spy.calls == []
