@@ -4,12 +4,12 @@ host's checks hold for the whole life of a session worker."""
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from pathlib import Path
 from typing import Any
 
 import anyio
+import procfs
 import pytest
 from jailprobe import probe_runtime
 
@@ -21,20 +21,6 @@ pytestmark = pytest.mark.anyio
 MIB = 1024 * 1024
 FAST = sandbox.Limits(wall_time=10, cpu_time=10)
 BACKENDS = ["worker", "inprocess"]
-
-
-def _status(pid: int) -> dict[str, str]:
-    text = Path(f"/proc/{pid}/status").read_text()
-    return dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
-
-
-def _limits(pid: int) -> dict[str, tuple[str, str]]:
-    out = {}
-    for line in Path(f"/proc/{pid}/limits").read_text().splitlines()[1:]:
-        m = re.match(r"(.+?)\s{2,}(\S+)\s+(\S+)", line)
-        if m:
-            out[m.group(1).strip()] = (m.group(2), m.group(3))
-    return out
 
 
 PLANT = (
@@ -118,8 +104,8 @@ async def test_a_session_worker_is_fully_jailed_on_its_nth_run() -> None:
             pid = s.pid
             assert pid is not None
             seen["pid"] = pid
-            seen["status"] = _status(pid)
-            seen["limits"] = _limits(pid)
+            seen["status"] = procfs.status(pid)
+            seen["limits"] = procfs.limits(pid)
             seen["fds"] = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
             seen["root"] = os.readlink(f"/proc/{pid}/root")
             seen["environ"] = Path(f"/proc/{pid}/environ").read_bytes()
@@ -147,21 +133,7 @@ async def test_a_session_worker_is_fully_jailed_on_its_nth_run() -> None:
     finally:
         s.close()
         runtime.close()
-    assert _gone(seen["pid"])
-
-
-def _gone(pid: int) -> bool:
-    import time
-
-    for _ in range(1000):
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in "ZX":
-            return True
-        time.sleep(0.01)
-    return False
+    assert procfs.gone(seen["pid"])
 
 
 async def test_session_memory_is_a_hard_cap_that_a_run_cannot_pass() -> None:

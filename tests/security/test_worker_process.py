@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 import anyio
+import procfs
 import pytest
 
 import sandbox
@@ -15,15 +15,6 @@ import sandbox
 pytestmark = pytest.mark.anyio
 
 MIB = 1024 * 1024
-
-
-def _limits(pid: int) -> dict[str, tuple[str, str]]:
-    out = {}
-    for line in Path(f"/proc/{pid}/limits").read_text().splitlines()[1:]:
-        m = re.match(r"(.+?)\s{2,}(\S+)\s+(\S+)", line)
-        if m:
-            out[m.group(1).strip()] = (m.group(2), m.group(3))
-    return out
 
 
 async def test_running_worker_environment_descriptors_and_rlimits(secret):
@@ -35,7 +26,7 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
             running: list[int] = []
             for _ in range(60):  # the run starts within a few hundred ms, later on a loaded machine
                 await anyio.sleep(0.05)
-                running = [p for p in runtime.worker_pids() if _limits(p)["Max address space"][0] != "unlimited"]
+                running = [p for p in runtime.worker_pids() if procfs.limits(p)["Max address space"][0] != "unlimited"]
                 if running:
                     break
             assert len(running) == 1, runtime.worker_pids()
@@ -43,16 +34,13 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
             seen["pid"] = pid
             seen["environ"] = Path(f"/proc/{pid}/environ").read_bytes()
             seen["fds"] = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
-            seen["limits"] = _limits(pid)
+            seen["limits"] = procfs.limits(pid)
             seen["uids"] = Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split("\n")[0].split()
             seen["root"] = os.readlink(f"/proc/{pid}/root")
             seen["jail"] = runtime._template.jail
             seen["jail_entries"] = os.listdir(runtime._template.jail) if runtime._template.jail else None
             seen["template_environ"] = Path(f"/proc/{runtime._template.process.pid}/environ").read_bytes()
-            seen["status"] = dict(
-                line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                if ":\t" in line
-            )
+            seen["status"] = procfs.status(pid)
             seen["netns"] = os.readlink(f"/proc/{pid}/ns/net")
 
         result = None
@@ -97,21 +85,7 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
     assert lim["Max cpu time"][0] != "unlimited" and int(lim["Max cpu time"][0]) <= 10
     # The worker is gone once the run is over: the host SIGKILLs it, and the kernel takes a
     # moment to finish it off on a loaded machine (waited for, up to 10 s; never timed).
-    assert _gone(seen["pid"]), Path(f"/proc/{seen['pid']}/stat").read_text()
-
-
-def _gone(pid: int, patience: float = 10.0) -> bool:
-    import time
-
-    for _ in range(int(patience / 0.01)):
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in "ZX":
-            return True
-        time.sleep(0.01)
-    return False
+    assert procfs.gone(seen["pid"]), Path(f"/proc/{seen['pid']}/stat").read_text()
 
 
 async def test_worker_is_single_use(sb):
@@ -339,15 +313,11 @@ def target(probe):
     process.wait()
 
 
-def _state(pid: int) -> str:
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-
-
 def test_no_process_is_signalled_traced_or_read(probe, target):
     import signal
 
     pid = target.pid
-    assert _state(pid) not in "Tt"
+    assert procfs.state(pid) not in "Tt"
     code = f"""
 import signal
 pid = {pid}
@@ -374,7 +344,7 @@ result["own-affinity"] = len(os.sched_getaffinity(0)) > 0
     report = run_probe(probe, code)
     assert report.pop("own-affinity") is True
     assert report == dict.fromkeys(report, EPERM) and len(report) == 15, report
-    assert target.poll() is None and _state(pid) not in "TtZX"  # alive, neither stopped nor traced
+    assert target.poll() is None and procfs.state(pid) not in "TtZX"  # alive, neither stopped nor traced
     assert "TracerPid:\t0" in Path(f"/proc/{pid}/status").read_text()
     del signal
 
