@@ -327,9 +327,5 @@ def drop_capabilities() -> None:
     there). Raises OSError if the kernel refuses."""
     header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()
-    libc = _libc()
-    if libc.syscall(_SYS_CAPSET.get(platform.machine(), 126), header, data) != 0:
+    if _libc().capset(header, data) != 0:  # glibc's wrapper: the right syscall on every machine
         raise OSError(ctypes.get_errno(), "capset failed")
-
-
-_SYS_CAPSET = {"x86_64": 126, "aarch64": 91}

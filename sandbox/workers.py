@@ -44,7 +44,7 @@ from .jail import JailError, JailStatus
 from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits
 from .output import MAX_AWAIT_WARNINGS, cut, flood_message, is_flooding, render_logs
-from .protocol import HEADER, ProtocolError, encode, parse_frame
+from .protocol import HEADER, BlockingChannel, ChannelClosed, ProtocolError, encode, parse_frame
 from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, RunError, RunResult
 from .scheduler import MAX_TASKS, call_limit_message
 
@@ -260,13 +260,12 @@ class WorkerRuntime:
         worker = self._acquire()
         try:
             if worker.jail is None:
-                worker.sock.settimeout(timeout)
+                # Only the template's pid frame comes before a run request: nothing is left
+                # buffered for the run's own reader.
                 try:
-                    frame = _read_frame_blocking(worker.sock)
-                except (OSError, ProtocolError) as exc:
+                    frame = BlockingChannel(worker.sock).receive(timeout)
+                except (OSError, ProtocolError, ChannelClosed) as exc:
                     raise TimeoutError("the worker template did not report its jail") from exc
-                finally:
-                    worker.sock.settimeout(None)
                 worker.pid, worker.jail = _pid_frame(frame)
                 if worker.jail is None:
                     raise TimeoutError("the worker template did not report its jail")
@@ -699,16 +698,3 @@ def _pid_frame(frame: dict[str, Any] | None) -> tuple[int | None, JailStatus | N
     if type(pid) is not int or pid <= 1:
         return None, None
     return pid, JailStatus.from_json(frame.get("jail"))
-
-
-def _read_frame_blocking(sock: socket.socket) -> dict[str, Any]:
-    buf = bytearray()
-    while len(buf) < 4 or len(buf) < 4 + HEADER.unpack_from(buf)[0]:
-        if len(buf) >= 4 and HEADER.unpack_from(buf)[0] > FRAME_SLACK:
-            raise ProtocolError("the pid frame is too large")
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            raise ProtocolError("the worker channel closed")
-        buf += chunk
-    (size,) = HEADER.unpack_from(buf)
-    return parse_frame(bytes(buf[4 : 4 + size]))
