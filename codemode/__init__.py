@@ -125,9 +125,11 @@ __all__ = [
     "workspace_tools",
 ]
 
-for _name in __all__:
+for _name in __all__:  # tracebacks and reprs name the public path, not the defining module
     _obj = globals()[_name]
-    if isinstance(_obj, type) or callable(_obj) and hasattr(_obj, "__code__"):
+    if (isinstance(_obj, type) or callable(_obj) and hasattr(_obj, "__code__")) and _obj.__module__.startswith(
+        __name__ + "."
+    ):
         _obj.__module__ = __name__
 del _name, _obj
 

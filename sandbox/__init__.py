@@ -48,11 +48,10 @@ __all__ = [
     "run",
 ]
 
-for _name in __all__:
+for _name in __all__:  # tracebacks and reprs name the public path, not the defining module
     _obj = globals()[_name]
-    if hasattr(_obj, "__module__") and isinstance(_obj, type | type(run)):
-        try:
-            _obj.__module__ = __name__
-        except (AttributeError, TypeError):
-            pass
+    if (isinstance(_obj, type) or callable(_obj) and hasattr(_obj, "__code__")) and _obj.__module__.startswith(
+        __name__ + "."
+    ):
+        _obj.__module__ = __name__
 del _name, _obj

@@ -6,10 +6,10 @@ never imports `codemode` or `sandbox`; `codemode` composes it with the sandbox.
 
 from __future__ import annotations
 
-from ._check import Diagnostic, check
-from ._export import export_models
-from ._names import map_names, sanitize_name
-from ._sdk import DEFAULT_BUDGET, SDK, ToolSpec, clear_cache, generate
+from .export import export_models
+from .names import map_names, sanitize_name
+from .preflight import Diagnostic, check
+from .sdk import DEFAULT_BUDGET, SDK, ToolSpec, clear_cache, generate
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -24,11 +24,10 @@ __all__ = [
     "sanitize_name",
 ]
 
-for _name in __all__:
+for _name in __all__:  # tracebacks and reprs name the public path, not the defining module
     _obj = globals()[_name]
-    if hasattr(_obj, "__module__") and not isinstance(_obj, int):
-        try:
-            _obj.__module__ = __name__
-        except (AttributeError, TypeError):
-            pass
+    if (isinstance(_obj, type) or callable(_obj) and hasattr(_obj, "__code__")) and _obj.__module__.startswith(
+        __name__ + "."
+    ):
+        _obj.__module__ = __name__
 del _name, _obj

@@ -21,7 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from sdkgen_helpers import code_of, load_module
 
 from sdk_gen import ToolSpec, check, clear_cache, generate, map_names
-from sdk_gen._schema import py_literal
+from sdk_gen.schema import py_literal
 
 NAMES = st.sampled_from(
     ["a", "b", "name", "path", "2fa", "class", "self", "x-y", "ünï", "__p", "kwargs", "None", "a b", "Any"]

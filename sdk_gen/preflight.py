@@ -17,9 +17,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._names import AWAITED_HELPERS, RESERVED_METHODS
-from ._schema import object_schema_at_root, resolve_pointer
-from ._sdk import SDK
+from .names import AWAITED_HELPERS, RESERVED_METHODS
+from .schema import object_schema_at_root, resolve_pointer
+from .sdk import SDK
 
 __all__ = ["Diagnostic", "check"]
 

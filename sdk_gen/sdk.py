@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from ._names import map_names
-from ._render import (
+from .names import map_names
+from .render import (
     order_classes,
     render_classes,
     render_compact,
@@ -27,8 +27,8 @@ from ._render import (
     render_type,
     summary,
 )
-from ._schema import _RESERVED_CLASSES, ClassTable, ToolConverter, degraded_method, pascal
-from ._tree import ArgsDecl, ClassDecl, MethodDecl, rename_refs
+from .schema import RESERVED_CLASS_NAMES, ClassTable, ToolConverter, degraded_method, pascal
+from .tree import ArgsDecl, ClassDecl, MethodDecl, rename_refs
 
 __all__ = ["DEFAULT_BUDGET", "SDK", "ToolSpec", "generate"]
 
@@ -148,7 +148,7 @@ def _check_options(
 ) -> tuple[str, ...]:
     if not (isinstance(namespace, str) and namespace.isascii() and namespace.isidentifier()):
         raise ValueError(f"namespace must be an ASCII identifier, got {namespace!r}")
-    if namespace in _RESERVED_CLASSES:
+    if namespace in RESERVED_CLASS_NAMES:
         raise ValueError(f"namespace {namespace!r} would shadow a name the SDK text uses")
     if budget is not None and (
         not isinstance(budget, int) or isinstance(budget, bool) or budget < 0

@@ -6,8 +6,8 @@ import inspect
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from ._names import is_keyword_name
-from ._text import (
+from .names import is_keyword_name
+from .text import (
     ARGS_FORM_NOTE,
     COMPACT_HEADER,
     EXTRA_KWARGS_NOTE,
@@ -16,7 +16,7 @@ from ._text import (
     NO_IMPORTS,
     TOOL_CALL_ERROR,
 )
-from ._tree import (
+from .tree import (
     ClassDecl,
     DictT,
     ListT,

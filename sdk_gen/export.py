@@ -12,8 +12,8 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._schema import MAX_DEPTH, MAX_ENUM
-from ._sdk import ToolSpec
+from .schema import MAX_DEPTH, MAX_ENUM
+from .sdk import ToolSpec
 
 __all__ = ["export_models"]
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._names import is_keyword_name
-from ._tree import (
+from .names import is_keyword_name
+from .tree import (
     ANY,
     ArgsDecl,
     ClassDecl,
@@ -32,7 +32,15 @@ from ._tree import (
     union,
 )
 
-__all__ = ["ClassTable", "MAX_DEPTH", "MAX_ENUM", "MAX_NODES", "ToolConverter", "degraded_method"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ENUM",
+    "MAX_NODES",
+    "RESERVED_CLASS_NAMES",
+    "ClassTable",
+    "ToolConverter",
+    "degraded_method",
+]
 
 #: Nesting deeper than this renders as `Any`; real tool schemas stay far below it.
 MAX_DEPTH = 12
@@ -50,7 +58,7 @@ _BASE_TYPES = {
     "boolean": "bool",
     "null": "None",
 }
-_RESERVED_CLASSES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {
+RESERVED_CLASS_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {
     "Any", "Literal", "NotRequired", "Protocol", "TypedDict", "Tools", "ToolCallError", "asyncio",
 }  # fmt: skip
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -187,7 +195,7 @@ class ClassTable:
 
     def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
         self.decls: dict[str, ClassDecl] = {}
-        self.reserved = _RESERVED_CLASSES | reserved
+        self.reserved = RESERVED_CLASS_NAMES | reserved
 
     def taken(self, name: str) -> bool:
         return name in self.decls or name in self.reserved

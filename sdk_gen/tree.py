@@ -1,6 +1,6 @@
 """The small typed tree the SDK text is rendered from.
 
-The schema converter builds these nodes and `_render` turns them into text in one place, so
+The schema converter builds these nodes and `render` turns them into text in one place, so
 wording and layout never depend on how a schema was spelled.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._names import is_keyword_name
+from .names import is_keyword_name
 
 __all__ = [
     "ANY",
