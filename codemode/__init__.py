@@ -1,17 +1,20 @@
 """codemode: the tool registry, the dispatch pipeline, the Code Mode bridge and workspace tools.
 
 Dependencies point one way: ``codemode`` may import ``sandbox`` and ``sdk_gen``; they never import
-``codemode``. The public API is re-exported here from one-concept private modules, with
-``__module__`` set to ``codemode`` so tracebacks and reprs name the public path.
+``codemode``. Inside, the rooms are ``registry/`` (tools and the pipeline), ``code_mode/``
+(``run_code``), ``workspace``, ``mcp/``, ``integrations/`` and ``cli/`` (nothing imports it). The
+public API is what ``__all__`` lists, re-exported here from one-concept modules with
+``__module__`` set to ``codemode`` so tracebacks and reprs name the public path. See README.md.
 """
 
-from .agent import CallOutcome, CodeMode, extract_code_blocks
-from .bridge import RUN_CODE, CodeRun, StopRun, SubCall, render_run
-from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
-from .content import check_content, image_block, render_value, text_block
-from .definition import ToolDefinition, compile_parameters, define_tool, tool
-from .errors import CodemodeError, PluginLoadError, RegistrationError, ToolDefinitionError
-from .events import (
+from .code_mode.agent import CallOutcome, CodeMode, extract_code_blocks
+from .code_mode.bridge import RUN_CODE, CodeRun, StopRun, SubCall, render_run
+from .code_mode.sessions import CodeSession
+from .registry.calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
+from .registry.content import check_content, image_block, render_value, text_block
+from .registry.definition import ToolDefinition, compile_parameters, define_tool, tool
+from .registry.errors import CodemodeError, PluginLoadError, RegistrationError, ToolDefinitionError
+from .registry.events import (
     EVENT_CODE_DISPATCH,
     EVENT_CODE_DISPATCH_START,
     EVENT_MESSAGE,
@@ -25,9 +28,9 @@ from .events import (
     MemoryEventLog,
     derive_messages,
 )
-from .export import to_anthropic, to_json_schema, to_mcp, to_openai, to_openai_responses
-from .frozen import FrozenDict, FrozenList, NotJSONError, freeze, thaw
-from .hooks import (
+from .registry.export import to_anthropic, to_json_schema, to_mcp, to_openai, to_openai_responses
+from .registry.frozen import FrozenDict, FrozenList, NotJSONError, freeze, thaw
+from .registry.hooks import (
     Decision,
     Handle,
     PostDecision,
@@ -39,11 +42,10 @@ from .hooks import (
     replace_content,
     replace_value,
 )
-from .messages import ErrorKind
-from .plugins import load_plugin
-from .presentation import diff_card, generic_card, terminal_card
-from .registry import RESERVED_NAMES, AgentScope, Registry
-from .sessions import CodeSession
+from .registry.messages import ErrorKind
+from .registry.plugins import load_plugin
+from .registry.presentation import diff_card, generic_card, terminal_card
+from .registry.registry import RESERVED_NAMES, AgentScope, Registry
 from .workspace import (
     DEFAULT_WRITE_POLICY,
     WorkspaceError,

@@ -31,10 +31,10 @@ from typing import Any
 import anyio.to_thread
 import regex
 
-from .calls import ExecutionContext
-from .definition import ToolDefinition, define_tool
-from .presentation import diff_card, generic_card
-from .registry import Registry
+from .registry.calls import ExecutionContext
+from .registry.definition import ToolDefinition, define_tool
+from .registry.presentation import diff_card, generic_card
+from .registry.registry import Registry
 
 __all__ = [
     "DEFAULT_WRITE_POLICY",

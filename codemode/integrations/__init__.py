@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..bridge import RUN_CODE
+from ..code_mode.bridge import RUN_CODE
 
 __all__ = ["run_code_spec"]
 
@@ -26,7 +26,7 @@ def run_code_spec(code_mode: Any, agent: str | None = None) -> tuple[str, dict[s
 
     Raises ``ValueError`` when the registry has no ``run_code`` (the ``CodeMode`` was closed).
     """
-    from ..frozen import thaw
+    from ..registry.frozen import thaw
 
     definition = code_mode.registry.get(RUN_CODE, agent=agent)
     if definition is None:

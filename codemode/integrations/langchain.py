@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.tools import StructuredTool
 
-from ..bridge import RUN_CODE
+from ..code_mode.bridge import RUN_CODE
 from . import run_code_spec
 
 __all__ = ["code_mode_tool"]

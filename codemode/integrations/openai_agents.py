@@ -14,7 +14,7 @@ from typing import Any
 from agents import FunctionTool
 from agents.tool_context import ToolContext
 
-from ..bridge import RUN_CODE
+from ..code_mode.bridge import RUN_CODE
 from . import run_code_spec
 
 __all__ = ["code_mode_tool"]

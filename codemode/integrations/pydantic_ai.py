@@ -14,7 +14,7 @@ from typing import Any
 from pydantic_ai import BinaryContent, RunContext, Tool, ToolReturn
 from pydantic_ai.toolsets import FunctionToolset
 
-from ..bridge import RUN_CODE
+from ..code_mode.bridge import RUN_CODE
 from . import run_code_spec
 
 __all__ = ["code_mode_toolset"]

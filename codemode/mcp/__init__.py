@@ -5,8 +5,10 @@ call takes the registry pipeline); downstream, ``build_server`` offers a ``CodeM
 server with one tool, ``run_code``. Dependencies point one way: this package imports
 ``codemode`` and ``mcp``; nothing in ``codemode`` outside it imports ``mcp``.
 
-The configuration and command-line names import eagerly; the SDK-backed ones load on first
-access (PEP 562), so ``codemode``'s CLI can add its MCP options without paying for the SDK.
+The configuration names import eagerly; the SDK-backed ones load on first access (PEP 562),
+so ``codemode``'s CLI can add its MCP options without paying for the SDK. This package knows
+nothing of the command line: ``codemode mcp serve`` and ``--mcp-config`` live in
+``codemode.cli.mcp``. See README.md in this folder.
 """
 
 from importlib import import_module
@@ -20,7 +22,6 @@ from .config import (
     load_config,
     parse_config,
 )
-from .options import add_mcp_config_option, add_mcp_parser
 
 _LAZY = {
     "McpProvider": "provider",
@@ -39,10 +40,8 @@ _LAZY = {
     "namespace_names": "tools",
     "namespaced_name": "tools",
     "to_mcp_content": "tools",
-    "load_mcp_tools": "cli",
-    "mcp_serve_main": "cli",
-    "mcp_tools": "cli",
-    "with_mcp_tools": "cli",
+    "load_mcp_tools": "loading",
+    "mcp_tools": "loading",
 }
 
 __all__ = [
@@ -59,13 +58,10 @@ __all__ = [
     "UpstreamServer",
     "UpstreamTimeout",
     "UpstreamUnavailable",
-    "add_mcp_config_option",
-    "add_mcp_parser",
     "build_server",
     "from_mcp_content",
     "load_config",
     "load_mcp_tools",
-    "mcp_serve_main",
     "mcp_tools",
     "namespace_names",
     "namespaced_name",
@@ -73,12 +69,14 @@ __all__ = [
     "serve_http",
     "serve_stdio",
     "to_mcp_content",
-    "with_mcp_tools",
 ]
 
 
 def _public(obj: Any) -> Any:
-    if isinstance(obj, type) or callable(obj) and hasattr(obj, "__code__"):
+    """The loop of the three packages' ``__init__``, for one object (the SDK-backed ones load late)."""
+    if (isinstance(obj, type) or callable(obj) and hasattr(obj, "__code__")) and obj.__module__.startswith(
+        __name__ + "."
+    ):
         obj.__module__ = __name__
     return obj
 

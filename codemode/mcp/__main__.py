@@ -1,5 +1,5 @@
-"""``python -m codemode.mcp serve ...``: ``codemode mcp serve`` before the main CLI wires it."""
+"""``python -m codemode.mcp serve ...``: ``codemode mcp serve``, for clients that cannot find the script."""
 
-from .cli import main
+from ..cli.mcp import main
 
 raise SystemExit(main())

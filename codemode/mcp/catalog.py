@@ -12,7 +12,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ..discovery import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, tool_index
+from ..code_mode.discovery import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, tool_index
 from . import messages as m
 
 __all__ = ["CATALOG_TOOLS", "GET_TOOL_SDK", "SEARCH_TOOLS", "call_catalog_tool", "catalog_tools"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import CodemodeError
+from ..registry.errors import CodemodeError
 
 __all__ = [
     "DEFAULT_UPSTREAM_LIMITS",

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from ..bridge import SubCall
+from ..code_mode.bridge import SubCall
 from . import messages as m
 
 __all__ = ["DEFAULT_TICK", "RunProgress"]

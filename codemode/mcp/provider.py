@@ -25,10 +25,10 @@ import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup
 
-from ..definition import ToolDefinition
-from ..errors import CodemodeError, RegistrationError
-from ..hooks import Handle
-from ..registry import Registry
+from ..registry.definition import ToolDefinition
+from ..registry.errors import CodemodeError, RegistrationError
+from ..registry.hooks import Handle
+from ..registry.registry import Registry
 from . import messages as m
 from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
 from .resources import LIST_RESOURCES, READ_RESOURCE, ResourceIndex, resource_tools

@@ -25,11 +25,11 @@ from typing import Any
 import anyio
 import mcp_types as types
 
-from ..calls import ExecutionContext
-from ..content import text_block
-from ..definition import ToolDefinition, define_tool
-from ..messages import ErrorKind
-from ..pipeline import BodyFailed
+from ..registry.calls import ExecutionContext
+from ..registry.content import text_block
+from ..registry.definition import ToolDefinition, define_tool
+from ..registry.messages import ErrorKind
+from ..registry.pipeline import BodyFailed
 from . import messages as m
 from .upstream import UpstreamError, UpstreamServer
 

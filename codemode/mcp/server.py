@@ -28,12 +28,13 @@ from anyio.abc import TaskStatus
 from mcp.server import Server
 from mcp.server.lowlevel.server import NotificationOptions
 
-from .. import messages as cm
-from ..agent import CallOutcome
-from ..bridge import RUN_CODE
-from ..calls import ToolCall
-from ..discovery import DESCRIPTION_BUDGET, SDK_MODES, SdkMode, budgeted_text
-from ..frozen import thaw
+from ..code_mode import messages as cm
+from ..code_mode.agent import CallOutcome
+from ..code_mode.bridge import RUN_CODE
+from ..code_mode.discovery import DESCRIPTION_BUDGET, SDK_MODES, SdkMode, budgeted_text
+from ..registry.calls import ToolCall
+from ..registry.frozen import thaw
+from ..registry.messages import UNKNOWN_TOOL
 from . import messages as m
 from .catalog import CATALOG_TOOLS, call_catalog_tool, catalog_tools
 from .notify import ToolListNotifier
@@ -169,7 +170,7 @@ def build_server(
         changes.seen(ctx.session)
         call = ToolCall(f"mcp-{next(numbers)}", params.name, dict(params.arguments or {}))
         if params.name not in offered:
-            text = cm.UNKNOWN_TOOL.format(name=params.name, available=", ".join(offered))
+            text = UNKNOWN_TOOL.format(name=params.name, available=", ".join(offered))
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
         if params.name != RUN_CODE:
             text, failed = call_catalog_tool(code_mode.sdk(agent), params.name, call.arguments)

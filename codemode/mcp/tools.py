@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from ..calls import ExecutionContext
-from ..content import render_value, text_block
-from ..definition import ToolDefinition, define_tool
-from ..frozen import thaw
-from ..messages import ErrorKind
-from ..pipeline import BodyFailed
+from ..registry.calls import ExecutionContext
+from ..registry.content import render_value, text_block
+from ..registry.definition import ToolDefinition, define_tool
+from ..registry.frozen import thaw
+from ..registry.messages import ErrorKind
+from ..registry.pipeline import BodyFailed
 from . import messages as m
 
 if TYPE_CHECKING:

@@ -732,7 +732,7 @@ async def test_mcp_server_escape_attempt_returns_refusal(root: Path) -> None:
 
 async def test_oversized_code_is_refused_before_preflight(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sdk_gen
-    from codemode import bridge
+    from codemode.code_mode import bridge
 
     seen: list[int] = []
     original = sdk_gen.check

@@ -28,6 +28,6 @@ def test_importing_codemode_does_not_load_the_cli() -> None:
     import subprocess
     import sys
 
-    code = "import sys, codemode; print('codemode.cli' in sys.modules, 'codemode.bridge' in sys.modules)"
+    code = "import sys, codemode; print('codemode.cli' in sys.modules, 'codemode.code_mode.bridge' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]

@@ -13,8 +13,9 @@ from mcpkit import server_entry, write_config
 
 import codemode.mcp
 from codemode import CodeMode, Registry
-from codemode.mcp import add_mcp_config_option, add_mcp_parser, mcp_serve_main, with_mcp_tools
-from codemode.mcp.cli import main, parse_http
+from codemode.cli.mcp import add_mcp_parser, main, mcp_serve_main, with_mcp_tools
+from codemode.cli.options import add_mcp_config_option
+from codemode.mcp.options import parse_http
 
 
 def test_public_api_matches_all() -> None:
@@ -34,7 +35,9 @@ def test_the_cli_options_do_not_import_the_sdk() -> None:
 
     code = (
         "import argparse, sys\n"
-        "from codemode.mcp import add_mcp_config_option, add_mcp_parser, load_config\n"
+        "from codemode.cli.mcp import add_mcp_parser\n"
+        "from codemode.cli.options import add_mcp_config_option\n"
+        "from codemode.mcp import load_config\n"
         "p = argparse.ArgumentParser(); add_mcp_config_option(p)\n"
         "add_mcp_parser(argparse.ArgumentParser().add_subparsers())\n"
         "print('mcp' in sys.modules)"

@@ -13,7 +13,7 @@ from mcp import Client
 from mcpkit import FAST, HERE, write_config
 
 from codemode import CodeMode, Registry, define_tool, to_mcp
-from codemode.discovery import DESCRIPTION_BUDGET
+from codemode.code_mode.discovery import DESCRIPTION_BUDGET
 from codemode.mcp import build_server, load_mcp_tools
 from codemode.mcp import messages as m
 

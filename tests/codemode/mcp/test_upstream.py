@@ -10,7 +10,7 @@ from mcpkit import FAST, server_entry
 
 import sdk_gen
 from codemode import CodeMode, Registry, ToolCall, deny
-from codemode.bridge import build_sdk
+from codemode.code_mode.bridge import build_sdk
 from codemode.mcp import McpProvider, UpstreamLimits, parse_config
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ from mcpkit import FAST, dynamic_entry, server_entry
 
 import sdk_gen
 from codemode import CodeMode, Registry, ToolCall, deny
-from codemode.discovery import budgeted_text
+from codemode.code_mode.discovery import budgeted_text
 from codemode.mcp import McpProvider, parse_config
 from codemode.mcp import messages as m
 from codemode.mcp.resources import MAX_RESOURCE_TEXT, resource_blocks

@@ -1,0 +1,130 @@
+"""Schema checks: every violation kind with its path, and the fast path never says yes wrongly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from codemode.registry.frozen import freeze
+from codemode.registry.validation import compile_validator
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "minLength": 1},
+        "limit": {"type": "integer", "minimum": 0},
+        "mode": {"enum": ["r", "w"]},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "opts": {
+            "type": "object",
+            "properties": {"deep": {"type": "boolean"}},
+            "required": ["deep"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+def messages(value: Any) -> list[str]:
+    return [str(v) for v in compile_validator(SCHEMA).violations(freeze(value))]
+
+
+def test_valid_value_has_no_violations() -> None:
+    assert compile_validator(SCHEMA).compiled
+    assert messages({"path": "/a", "limit": 0, "mode": "r", "tags": ["x"], "opts": {"deep": True}}) == []
+
+
+def test_every_violation_kind_is_listed_with_its_path() -> None:
+    assert messages(
+        {"limit": -1, "mode": "x", "tags": ["a", 2], "opts": {"extra": 1}, "zz": None}
+    ) == [
+        "$: 'path' is a required property",
+        "$: Additional properties are not allowed ('zz' was unexpected)",
+        "$.limit: -1 is less than the minimum of 0",
+        "$.mode: 'x' is not one of ['r', 'w']",
+        "$.opts: 'deep' is a required property",
+        "$.opts: Additional properties are not allowed ('extra' was unexpected)",
+        "$.tags[1]: 2 is not of type 'string'",
+    ]
+
+
+def test_wrong_types() -> None:
+    assert messages({"path": 3, "limit": "ten", "tags": "a", "opts": []}) == [
+        "$.limit: 'ten' is not of type 'integer'",
+        "$.opts: [] is not of type 'object'",
+        "$.path: 3 is not of type 'string'",
+        "$.tags: 'a' is not of type 'array'",
+    ]
+
+
+def test_integral_floats_are_integers_and_bools_are_not() -> None:
+    v = compile_validator({"type": "integer"})
+    assert v.violations(3.0) == []
+    assert [str(x) for x in v.violations(True)] == ["$: True is not of type 'integer'"]
+
+
+def test_long_messages_are_shortened() -> None:
+    (violation,) = compile_validator({"type": "integer"}).violations("x" * 1000)
+    assert len(violation.message) == 200 and violation.message.endswith("…")
+
+
+# --- the fast path is sound: when it says valid, jsonschema agrees ---------------------------
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(-3, 3, allow_nan=False), st.sampled_from(["", "a", "bb"])
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3)),
+    max_leaves=8,
+)
+types = st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array"])
+
+
+def schemas() -> st.SearchStrategy[Any]:
+    leaf = st.one_of(
+        st.builds(lambda t: {"type": t}, types),
+        st.builds(lambda ts: {"type": ts}, st.lists(types, min_size=1, max_size=3, unique=True)),
+        st.builds(lambda e: {"enum": e}, st.lists(scalars, min_size=1, max_size=3)),
+        st.builds(lambda c: {"const": c}, scalars),
+        st.builds(lambda n: {"minimum": n, "maxLength": 1, "maxItems": 1}, st.integers(-2, 2)),
+        st.builds(lambda n: {"exclusiveMaximum": n, "minLength": 1, "minItems": 1}, st.integers(-2, 2)),
+        st.just({}),
+    )
+
+    def extend(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(
+            st.builds(
+                lambda props, req, extra: {
+                    "type": "object",
+                    "properties": props,
+                    "required": req,
+                    "additionalProperties": extra,
+                },
+                st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+                st.lists(st.sampled_from(["a", "b", "c"]), unique=True, max_size=2),
+                st.one_of(st.booleans(), inner),
+            ),
+            st.builds(lambda items: {"type": "array", "items": items}, inner),
+            st.builds(lambda subs: {"anyOf": subs}, st.lists(inner, min_size=1, max_size=2)),
+            st.builds(lambda req: {"required": req}, st.lists(st.sampled_from(["a", "b"]), max_size=2)),
+            st.builds(lambda extra: {"additionalProperties": extra}, st.one_of(st.booleans(), inner)),
+        )
+
+    return st.recursive(leaf, extend, max_leaves=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(schemas(), values)
+def test_fast_path_never_accepts_what_jsonschema_rejects(schema: Any, value: Any) -> None:
+    validator = compile_validator(schema)
+    assert validator.compiled
+    fast_ok = validator._fast(value)  # type: ignore[misc]
+    if fast_ok:
+        assert Draft202012Validator(schema).is_valid(value), (schema, value)
+    assert (validator.violations(freeze(value)) == []) == Draft202012Validator(schema).is_valid(value)
