@@ -27,6 +27,7 @@ from typing import Any
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from .policy import (
+    ASSIGNABLE_DUNDERS,
     DATA_MODEL_METHODS,
     FILENAME,
     INTROSPECTION_DUNDERS,
@@ -34,6 +35,7 @@ from .policy import (
     RUNTIME_CHECKED_ATTRIBUTES,
     SUPER_ONLY,
     WRITABLE_DUNDERS,
+    class_name_problem,
     is_dunder,
 )
 from .raised import mark_raised
@@ -51,6 +53,13 @@ _SNIPPET_LOCALS = "__snippet__.<locals>."
 #: it made itself (JSON copies, its own containers, exceptions it raised, decimal contexts: its
 #: own, or the run's, which the execution installs around every step).
 _WRITABLE_INSTANCE_TYPES: tuple[type, ...] = (dict, list, set, bytearray, deque, BaseException, decimal.Context)
+
+#: Types (exactly these, not subclasses) whose instances have no attribute a write could change:
+#: the write is left to CPython, which refuses it with its own `AttributeError`.
+_IMMUTABLE_TYPES = frozenset(
+    {int, bool, float, complex, str, bytes, tuple, frozenset, range, slice, type(None),
+     type(Ellipsis), type(NotImplemented)}
+)
 
 
 def plain_name(name: object) -> str:
@@ -153,7 +162,7 @@ def _hidden_base(cls: type) -> bool:
     unsubclassable host classes behind the shims' checked replacements."""
     if type(cls) is enum.EnumType and not cls._member_map_:
         return True
-    return cls in UNSUBCLASSABLE
+    return cls in UNSUBCLASSABLE or cls is SafeType
 
 
 class _VisibleMro(ReadOnly):
@@ -385,22 +394,37 @@ class _TypeMeta(type):
 
 
 class SafeType(metaclass=_TypeMeta):
-    """The snippet's `type`: `type(x)` and `isinstance(x, type)` work; the three-argument form,
-    which builds classes outside the class-statement checks, does not."""
+    """The snippet's `type`: `type(x)` and `isinstance(x, type)` work, and never hand out a
+    metaclass (calling one builds classes outside the class-statement checks). Each run's
+    `type` is a subclass made by `RunGuards`, whose `_make_class` builds the three-argument form
+    through the run's class factory, with the checks a class body gets; this base has none
+    and refuses it."""
 
-    def __new__(cls, *args: Any) -> Any:  # type: ignore[misc]
-        if len(args) != 1:
-            raise TypeError(
-                "type() takes exactly one argument in the sandbox; define classes with 'class'"
-            )
-        found = type(args[0])
-        # The type of a class is a metaclass (`type` itself, EnumType, ...): calling it would
-        # build classes outside the class-statement checks, so the snippet sees this one.
-        return SafeType if issubclass(found, type) else found
+    __slots__ = ()
+    _make_class: Callable[..., type] | None = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+        if len(args) == 1:
+            if kwargs:
+                raise TypeError("type() takes no keyword arguments")
+            found = type(args[0])
+            # The type of a class is a metaclass (`type` itself, EnumType, ...).
+            return cls if issubclass(found, type) else found
+        if len(args) != 3:
+            raise TypeError("type() takes 1 or 3 arguments")
+        make = cls._make_class
+        if make is None:
+            raise TypeError("type() with three arguments is not available here; define classes with 'class'")
+        return make(*args, **kwargs)
 
 
 SafeType.__name__ = "type"
 SafeType.__qualname__ = "type"
+SafeType.__module__ = "builtins"  # messages name it as CPython does: `type() argument after **`
+
+
+def _arg_type(value: Any) -> str:
+    return "None" if value is None else type(value).__name__
 
 
 #: Classes whose `case C(x)` matches the subject itself (no `__match_args__` read).
@@ -417,6 +441,9 @@ _OWNED_ONLY_DUNDERS = frozenset(
 _FORBIDDEN_VALUES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType, types.CellType)
 
 _OWNER_KEY = "__sandbox_owner__"
+
+#: Data-model names `copy` reads off an instance: never written into an instance dictionary.
+_INSTANCE_COPY_HOOKS = frozenset({"__copy__", "__deepcopy__", "__getattr__"})
 
 
 def _own_dict(obj: Any) -> Any:
@@ -485,6 +512,10 @@ class RunGuards:
     - `__wrapped__` only when it is the snippet's own function or object;
     - writes of dunders: `__doc__`, `__name__`, `__qualname__`, `__module__`, `__wrapped__` on
       the snippet's own objects, and exception chaining; nothing else.
+    - writes of data-model methods (`C.__call__ = f`, `obj.__getitem__ = None`): on the
+      snippet's own classes, as a class body could define them (`__deepcopy__` and
+      `__getattr__` stored with the memo hidden, as the class factory stores them), and on
+      its own instances, except the hooks `copy` reads off an instance;
     Every value a dunder read returns is refused if it is a module, frame, code object,
     traceback or cell.
     """
@@ -493,7 +524,36 @@ class RunGuards:
         self.owned: weakref.WeakSet[type] = weakref.WeakSet()
         self.owner_token = object()
         self.class_factory = _ClassFactory(self.owned, self.owner_token)
-        self._ids: dict[int, tuple[Any, int]] = {}
+        self._ids: dict[int, int] = {}
+        #: The run's `type`: the three-argument form builds classes through `make_class`.
+        self.safe_type: type = _TypeMeta(
+            "type", (SafeType,), {"__slots__": (), "__module__": "builtins",
+                                  "_make_class": staticmethod(self.make_class)}
+        )
+
+    def make_class(self, name: Any, bases: Any, namespace: Any, **kwds: Any) -> type:
+        """`type(name, bases, ns, **kwds)`: CPython's argument checks, then the run's class
+        factory, with the namespace's names checked as a class body's are and the class
+        keywords as a class statement's: the class is the snippet's own, like any other."""
+        if not isinstance(name, str):
+            raise TypeError(f"type.__new__() argument 1 must be str, not {_arg_type(name)}")
+        if not isinstance(bases, tuple):
+            raise TypeError(f"type.__new__() argument 2 must be tuple, not {_arg_type(bases)}")
+        if not isinstance(namespace, dict):
+            raise TypeError(f"type.__new__() argument 3 must be dict, not {_arg_type(namespace)}")
+        ns = dict(namespace)
+        for key in ns:
+            if type(key) is not str:
+                raise TypeError("type() namespace keys must be plain strings in the sandbox")
+            problem = class_name_problem(key)
+            if problem:
+                raise TypeError(f"type(): {problem}")
+        for keyword in kwds:
+            if keyword.startswith("_") or keyword == "metaclass":
+                raise TypeError(f"type(): class keyword {keyword!r} is not allowed in the sandbox")
+        # A class statement's body sets `__module__` from the snippet's globals.
+        ns.setdefault("__module__", "__snippet__")
+        return self.class_factory(str.__str__(name), tuple(bases), ns, **kwds)
 
     # -- ownership -------------------------------------------------------------------------
     def owns_class(self, cls: Any) -> bool:
@@ -586,7 +646,7 @@ class RunGuards:
 
     def _read_dunder(self, obj: Any, name: str) -> Any:
         if name == "__class__":
-            return SafeType(obj)
+            return self.safe_type(obj)
         if name == "__dict__":
             return _own_dict(obj)
         if name in ("__mro__", "__bases__"):
@@ -630,6 +690,8 @@ class RunGuards:
             return None
         private = f'attribute "{name}" is not accessible: names starting with "_" are private'
         if is_dunder(name):
+            if name in ASSIGNABLE_DUNDERS and name not in WRITABLE_DUNDERS:
+                return None if self._data_model_target(obj, name) else private
             if name not in WRITABLE_DUNDERS:
                 return private
             if name in ("__cause__", "__context__", "__suppress_context__", "__notes__"):
@@ -638,6 +700,21 @@ class RunGuards:
             writable = is_snippet_function(obj) or (isinstance(obj, type) and self.owns_class(obj))
             return None if writable else private
         return None if self._defined_by_snippet(obj, name) else private
+
+    def _data_model_target(self, obj: Any, name: str) -> bool:
+        """A data-model method may be assigned here: the snippet's own class (unless its
+        metaclass keeps `name` as data), or an instance of one, except the hooks `copy` looks
+        up on instances (`__copy__`, `__deepcopy__`, `__getattr__`): an instance dictionary
+        never holds those."""
+        if not isinstance(obj, type):
+            return name not in _INSTANCE_COPY_HOOKS and self.owns_class(type(obj))
+        if not self.owns_class(obj):
+            return False
+        for meta in type(obj).__mro__:
+            held = type.__getattribute__(meta, "__dict__").get(name)
+            if held is not None and hasattr(type(held), "__set__"):
+                return False
+        return True
 
     def write(self, obj: Any, name: str | None = None) -> Any:
         """`_write_`: the target of `obj.attr = v` / `del obj.attr`. Returns obj if allowed.
@@ -649,11 +726,13 @@ class RunGuards:
         cls = type(obj)
         if isinstance(obj, type):
             if self.owns_class(obj):
-                return obj
+                # The store sees the value: a hooked name goes through `_HookedStore`.
+                return _HookedStore(obj) if name in _MEMO_HIDING else obj
             raise TypeError(
                 f"cannot modify class '{obj.__name__}': only classes defined in the snippet can be changed"
             )
-        if self.owns_class(cls) or is_snippet_function(obj) or isinstance(obj, _WRITABLE_INSTANCE_TYPES):
+        if (self.owns_class(cls) or is_snippet_function(obj) or isinstance(obj, _WRITABLE_INSTANCE_TYPES)
+                or cls in _IMMUTABLE_TYPES):
             return obj
         if isinstance(obj, ReadOnly):
             raise TypeError(f"cannot modify {obj!r}")
@@ -664,7 +743,7 @@ class RunGuards:
         problem = self.write_problem(obj, name)
         if problem:
             raise AttributeError(problem)
-        setattr(self.write(obj), name, value)
+        setattr(self.write(obj), name, hidden_hook(obj, name, value))
 
     def delattr(self, obj: Any, name: Any) -> None:
         name = plain_name(name)
@@ -732,17 +811,17 @@ class RunGuards:
 
     def id(self, *args: Any, **kwargs: Any) -> int:
         """`id()` numbered per run: equal for the same object, distinct for live ones, and
-        the same from run to run. It does not hide addresses (`repr()` and `hash()` show them);
-        the object is kept alive for the run, so a number is never reused."""
+        the same from run to run. It does not hide addresses (`repr()` and `hash()` show them).
+        The number is the address's: as in CPython, objects whose lifetimes do not overlap may
+        share one (`id([]) == id([])`), and nothing is kept alive for it."""
         _no_keywords("id", kwargs)
         if len(args) != 1:
             raise TypeError(f"id() takes exactly one argument ({len(args)} given)")
-        obj = args[0]
-        key = _builtins.id(obj)
-        entry = self._ids.get(key)
-        if entry is None:
-            entry = self._ids[key] = (obj, 0x1000 + 16 * len(self._ids))
-        return entry[1]
+        key = _builtins.id(args[0])
+        number = self._ids.get(key)
+        if number is None:
+            number = self._ids[key] = 0x1000 + 16 * len(self._ids)
+        return number
 
     def match_class(self, cls: Any, count: int) -> Any:
         """`_match_class_`: check the attribute names `case cls(p1, ...)` will read natively."""
@@ -826,6 +905,8 @@ class _CheckedWrite(ReadOnly):
         if problem:
             raise AttributeError(problem)
         self._guards.write(target)
+        if not self._delete and len(rest) == 2:
+            args = (*args[: len(args) - 1], hidden_hook(target, name, rest[1]))
         return method(*args)
 
     def __repr__(self) -> str:
@@ -962,6 +1043,38 @@ class _GetattrHook(ReadOnly):
 _MEMO_HIDING: dict[str, Callable[[Any], Any]] = {"__deepcopy__": DeepcopyHook, "__getattr__": _GetattrHook}
 
 
+def _hide_hook(name: str, value: Any) -> Any:
+    """What a class stores for `name`: a memo-hiding stand-in for `__deepcopy__` and
+    `__getattr__`; `None` (which switches a copy hook off, as in CPython) and other names as
+    they are."""
+    hide = _MEMO_HIDING.get(name)
+    return value if hide is None or value is None else hide(value)
+
+
+def hidden_hook(target: Any, name: str, value: Any) -> Any:
+    """`value` as a write of `name` on `target` stores it: hooks on classes are hidden."""
+    return _hide_hook(name, value) if isinstance(target, type) else value
+
+
+class _HookedStore(ReadOnly):
+    """The target `_write_` hands a class statement's store of a hooked name
+    (`C.__deepcopy__ = f`): the store reaches the class with the hook hidden."""
+
+    __slots__ = ("_cls",)
+
+    def __init__(self, cls: type) -> None:
+        object.__setattr__(self, "_cls", cls)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._cls, name, _hide_hook(name, value))
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._cls, name)
+
+    def __repr__(self) -> str:
+        return repr(self._cls)
+
+
 class _ClassFactory:
     """What RestrictedPython's class rewrite calls as `__metaclass__`.
 
@@ -1008,9 +1121,9 @@ class _ClassFactory:
             # Classes live in the snippet's function; show them as a script would.
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         _check_slots(namespace.get("__slots__", ()))
-        for hooked, hide in _MEMO_HIDING.items():
+        for hooked in _MEMO_HIDING:
             if hooked in namespace:
-                namespace[hooked] = hide(namespace[hooked])
+                namespace[hooked] = _hide_hook(hooked, namespace[hooked])
         namespace[_OWNER_KEY] = self._token
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)
@@ -1054,6 +1167,55 @@ EXCEPTION_NAMES = (
 )
 
 
+_RUN_BUILTIN_TOKEN = object()
+
+
+class RunBuiltin(ReadOnly):
+    """A builtin that needs the run (`print`, `id`, `getattr`, ...): the run's function in a
+    private slot, shown and named as CPython's builtin of that name (`<built-in function
+    print>`, and `print() argument after ** ...` in messages), never as the sandbox object it
+    is bound to."""
+
+    __slots__ = ("_fn", "_name")
+
+    def __init__(self, *args: Any) -> None:
+        if len(args) != 3 or args[0] is not _RUN_BUILTIN_TOKEN:
+            raise TypeError("builtins cannot be created by a snippet")
+        _, name, fn = args
+        object.__setattr__(self, "_fn", fn)
+        object.__setattr__(self, "_name", name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # What CPython's messages read off a callable (`_PyObject_FunctionStr`).
+        if name in ("__name__", "__qualname__"):
+            return self._name
+        raise AttributeError(f"'builtin_function_or_method' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"'builtin_function_or_method' object has no attribute '{name}'")
+
+    def __repr__(self) -> str:
+        return f"<built-in function {self._name}>"
+
+    def __copy__(self) -> RunBuiltin:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> RunBuiltin:
+        return self
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"cannot pickle the sandbox's {self._name}()")
+
+
+# Named as CPython names builtins: the module decides whether messages say `print()` or
+# `sandbox.guards.RunBuiltin.print()`.
+RunBuiltin.__module__ = "builtins"
+RunBuiltin.__name__ = RunBuiltin.__qualname__ = "builtin_function_or_method"
+
+
 def build_builtins(
     guards: RunGuards,
     *,
@@ -1072,14 +1234,14 @@ def build_builtins(
             "False": False,
             "NotImplemented": NotImplemented,
             "Ellipsis": Ellipsis,
-            "type": SafeType,
-            "getattr": guards.builtin_getattr,
-            "hasattr": guards.builtin_hasattr,
-            "setattr": guards.builtin_setattr,
-            "delattr": guards.builtin_delattr,
-            "vars": guards.vars,
-            "id": guards.id,
-            "print": print_fn,
+            "type": guards.safe_type,
+            "getattr": RunBuiltin(_RUN_BUILTIN_TOKEN, "getattr", guards.builtin_getattr),
+            "hasattr": RunBuiltin(_RUN_BUILTIN_TOKEN, "hasattr", guards.builtin_hasattr),
+            "setattr": RunBuiltin(_RUN_BUILTIN_TOKEN, "setattr", guards.builtin_setattr),
+            "delattr": RunBuiltin(_RUN_BUILTIN_TOKEN, "delattr", guards.builtin_delattr),
+            "vars": RunBuiltin(_RUN_BUILTIN_TOKEN, "vars", guards.vars),
+            "id": RunBuiltin(_RUN_BUILTIN_TOKEN, "id", guards.id),
+            "print": RunBuiltin(_RUN_BUILTIN_TOKEN, "print", print_fn),
             "__import__": import_fn,
             "__build_class__": _builtins.__build_class__,
             "__name__": "__snippet__",

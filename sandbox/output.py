@@ -91,7 +91,9 @@ class Output:
             raise stop("output-limit", flood_message(self.limit))
 
     def print(self, *args: object, sep: str | None = " ", end: str | None = "\n",
-              file: object = None, flush: bool = False) -> None:
+              file: object = None, flush: bool = False, **unknown: object) -> None:
+        for name in unknown:
+            raise TypeError(f"'{name}' is an invalid keyword argument for print()")
         if file is not None:
             raise TypeError("print(file=...) is not supported in the sandbox; output goes to the log")
         if sep is None:

@@ -114,6 +114,11 @@ WRITABLE_DUNDERS = frozenset(
      "__context__", "__suppress_context__", "__notes__"}
 )
 
+#: Dunder methods a snippet may also assign after its class exists (`C.__call__ = f`,
+#: `obj.__getitem__ = None`), on its own classes and instances only: the data model, which a
+#: class body may define anyway (see `sandbox.guards.RunGuards.write_problem`).
+ASSIGNABLE_DUNDERS = DATA_MODEL_METHODS
+
 #: Dunder methods a snippet class may not define: the pickling hooks drive `setattr` with any
 #: name on whatever object their result names (through `copy`); `__class__`, `__dict__` and
 #: `__getattribute__` would make host checks (isinstance, instance dictionaries, attribute
@@ -132,8 +137,10 @@ UNDEFINABLE_DUNDERS = frozenset(
 )
 
 #: Names (not attributes) of the language's own a snippet may read: the module name (so
-#: `if __name__ == "__main__":` works) and the implicit class cell that `super()` uses.
-READABLE_DUNDER_NAMES = frozenset({"__name__", "__class__"})
+#: `if __name__ == "__main__":` works), the implicit class cell that `super()` uses, and what
+#: a class body's namespace holds from the start (its docstring, `__module__`, `__qualname__`:
+#: strings of the snippet's own class; elsewhere they are not defined).
+READABLE_DUNDER_NAMES = frozenset({"__name__", "__class__", "__doc__", "__module__", "__qualname__"})
 
 
 def is_dunder(name: str) -> bool:
@@ -217,6 +224,12 @@ def _rewrite(info: str) -> str:
     return info
 
 
+def class_name_problem(name: str) -> str | None:
+    """Why `name` may not be defined in a class namespace, as a class body would be told
+    (for namespaces given as data: `type(name, bases, ns)`)."""
+    return _name_problem(name, "name", in_class=True)
+
+
 def _name_problem(name: str, what: str, *, in_class: bool = False) -> str | None:
     if is_machinery(name) and not (in_class and is_dunder(name) and name not in UNDEFINABLE_DUNDERS):
         return f'{what} "{name}" is not allowed: names that start and end with "_" are reserved'
@@ -283,6 +296,10 @@ class SnippetPolicy(RestrictingNodeTransformer):
         # Private module names are host internals (`_io`, `_thread`), and so are a module's
         # private members: neither becomes importable because snippet names may start with "_".
         module = getattr(node, "module", None) or ""
+        if module == "__future__" and isinstance(node, ast.ImportFrom) and not node.level:
+            # The leading ones were taken out as compile flags (`take_future_imports`).
+            self._refuse(node, f"invalid syntax: {_FUTURE_NOT_FIRST}")
+            return node
         for alias in node.names:
             parts = [*module.split("."), *alias.name.split(".")] if module else alias.name.split(".")
             for part in parts:
@@ -321,7 +338,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         elif is_dunder(attr):
             if load and (attr in SUPER_ONLY or attr in DATA_MODEL_METHODS or attr in INTROSPECTION_DUNDERS):
                 checked = True
-            elif not load and attr in WRITABLE_DUNDERS:
+            elif not load and (attr in WRITABLE_DUNDERS or attr in ASSIGNABLE_DUNDERS):
                 checked = True
             else:
                 self._refuse(node, f'attribute "{attr}" is not allowed: names starting with "_" are private')
@@ -605,6 +622,41 @@ def top_level_bindings(tree: ast.Module) -> set[str]:
     return names
 
 
+_FUTURE_NOT_FIRST = "from __future__ imports must occur at the beginning of the file"
+#: The flags of a module with no future statements: what a future statement adds is the rest.
+_PLAIN_FLAGS = compile("", FILENAME, "exec", dont_inherit=True).co_flags
+
+
+def take_future_imports(tree: ast.Module, source: str) -> int:
+    """Take the `from __future__ import ...` statements that open the snippet (after an
+    optional docstring) out of its body and return their compiler flags: the snippet is a
+    program, so they mean what they mean at the top of a file (`annotations` defers
+    annotations; the rest are no-ops on 3.11), although the body ends up inside a function.
+    CPython itself judges them, so an unknown feature is its SyntaxError. Later ones stay in
+    the body, where the policy refuses them with CPython's message."""
+    body = tree.body
+    start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else 0
+    end = start
+    while end < len(body) and isinstance(body[end], ast.ImportFrom) \
+            and body[end].module == "__future__" and not body[end].level:  # type: ignore[attr-defined]
+        end += 1
+    if end == start:
+        return 0
+    futures = body[start:end]
+    try:
+        code = compile(ast.Module(body=futures, type_ignores=[]), FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        # Compiled from a tree, the error points at the statement; point at the feature.
+        unknown = [a for f in futures for a in f.names if f"feature {a.name} is" in exc.msg  # type: ignore[attr-defined]
+                   or (a.name == "braces" and exc.msg == "not a chance")]
+        if unknown:
+            exc.lineno, exc.offset = unknown[0].lineno, unknown[0].col_offset + 1
+        raise PolicyError([_syntax_problem(exc, source)]) from None
+    del body[start:end]
+    return code.co_flags & ~_PLAIN_FLAGS
+
+
 def compile_snippet(source: str, limits: Limits, *, budget: bool = False, session: bool = False) -> CodeType:
     """Compile a snippet into a module code object that defines `__snippet__`.
 
@@ -644,6 +696,7 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False, sessio
             [Problem(getattr(stray, "lineno", None), "yield is only allowed inside a def")]
         )
 
+    flags = take_future_imports(tree, source)
     policy = SnippetPolicy(budget=budget)
     try:
         tree = policy.visit(tree)
@@ -680,11 +733,11 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False, sessio
             node.col_offset = node.end_col_offset = 0
     try:
         try:
-            return compile(module, FILENAME, "exec", dont_inherit=True)
+            return compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
         except TypeError:
             # A node without a location (from a transform we did not write): place it and retry.
             ast.fix_missing_locations(module)
-            return compile(module, FILENAME, "exec", dont_inherit=True)
+            return compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
     except SyntaxError as exc:
         raise PolicyError([_syntax_problem(exc, source)]) from None
     except (RecursionError, MemoryError):

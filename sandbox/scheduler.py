@@ -455,10 +455,9 @@ class Scheduler:
         if group is None or group.finished:
             return
         if error is not None and not group.return_exceptions:
+            # As in CPython, the first error settles the gather and the other children keep
+            # running (what they return is dropped); only cancelling the gather cancels them.
             group.finished = True
-            for child in group.children:
-                if not child.done:
-                    self._kill(child)
             self._wake(group.parent, group, None, error)
             return
         group.results[task.index] = error if error is not None else value

@@ -53,7 +53,7 @@ class ModuleShim(ReadOnly):
         return f"<module '{self._shim_name}' (sandbox)>"
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError("module shims cannot be copied or pickled")
+        raise TypeError("cannot pickle 'module' object")  # CPython's own words for a module
 
 
 @dataclass

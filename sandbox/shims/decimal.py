@@ -71,7 +71,8 @@ def build(ctx: ShimContext) -> dict[str, Any]:
             [
                 "Decimal", "Context", "DecimalException", "InvalidOperation", "DivisionByZero",
                 "Inexact", "Rounded", "Overflow", "Underflow", "Clamped", "Subnormal",
-                "FloatOperation", "DecimalTuple", "ROUND_CEILING", "ROUND_DOWN",
+                "FloatOperation", "ConversionSyntax", "DivisionImpossible", "DivisionUndefined",
+                "InvalidContext", "DecimalTuple", "ROUND_CEILING", "ROUND_DOWN",
                 "ROUND_FLOOR", "ROUND_HALF_DOWN", "ROUND_HALF_EVEN", "ROUND_HALF_UP", "ROUND_UP",
                 "ROUND_05UP", "MAX_PREC", "MAX_EMAX", "MIN_EMIN", "MIN_ETINY", "HAVE_THREADS",
                 "HAVE_CONTEXTVAR",

@@ -15,8 +15,17 @@ NAME = "time"
 PER_RUN = True
 
 
-def plain_strptime(data: Any, fmt: Any = "%a %b %d %H:%M:%S %Y") -> Any:
-    return time.strptime(plain_str(data), plain_str(fmt))
+def _strptime_time(data_string: Any, format: Any = "%a %b %d %H:%M:%S %Y") -> Any:
+    # Named and shaped like CPython's `_strptime._strptime_time`, whose signature errors
+    # `time.strptime` shows.
+    return time.strptime(plain_str(data_string), plain_str(format))
+
+
+def strptime(*args: Any, **kwargs: Any) -> Any:
+    """`time.strptime` with plain strings: positional only, as the C function is."""
+    if kwargs:
+        raise TypeError("strptime() takes no keyword arguments")
+    return _strptime_time(*args)
 
 
 def build(ctx: ShimContext) -> dict[str, Any]:
@@ -53,5 +62,5 @@ def _static() -> dict[str, Any]:
                 "asctime", "ctime", "struct_time", "timezone", "altzone", "daylight",
             ],
         ),
-        "strptime": plain_strptime,
+        "strptime": strptime,
     }

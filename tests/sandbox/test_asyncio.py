@@ -319,3 +319,33 @@ def test_the_classes_cannot_be_subclassed(backend: str, name: str) -> None:
     code = f"import asyncio\nclass Mine(asyncio.{name}):\n    pass"
     result = run(code, backend)
     assert result.error is not None and "cannot be subclassed" in result.error.message, result
+
+
+def test_a_failing_gather_leaves_its_other_children_running(backend: str) -> None:
+    # As in CPython: the first error settles the gather, the siblings run on as the loop turns
+    # (their results are dropped).
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def worker():\n    for i in range(3):\n        await asyncio.sleep(0)\n        log.append(i)\n"
+        "async def forever():\n    await asyncio.Event().wait()\n"
+        "async def boom():\n    raise ValueError('boom')\n"
+        "try:\n    await asyncio.gather(worker(), forever(), boom())\nexcept ValueError as e:\n    log.append(str(e))\n"
+        "for _ in range(5):\n    await asyncio.sleep(0)\nreturn log"
+    )
+    result = run(code, backend)
+    assert result.error is None, result.error
+    assert result.value == ["boom", 0, 1, 2]
+
+
+def test_cancelling_a_gather_still_cancels_its_children(backend: str) -> None:
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def child():\n    try:\n        await asyncio.Event().wait()\n    finally:\n"
+        "        log.append('child ended')\n"
+        "async def parent():\n    await asyncio.gather(child(), child())\n"
+        "t = asyncio.create_task(parent())\nfor _ in range(3):\n    await asyncio.sleep(0)\nt.cancel()\n"
+        "for _ in range(3):\n    await asyncio.sleep(0)\nreturn [t.cancelled(), log]"
+    )
+    result = run(code, backend)
+    assert result.error is None, result.error
+    assert result.value == [True, ["child ended", "child ended"]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import datetime
 import json
 
 import pytest
@@ -53,11 +54,15 @@ def test_write_guard() -> None:
         (collections.Counter, "cannot modify class 'Counter'"),
         (json.dumps, "cannot modify attributes of a 'function' object"),
         (ModuleShim("json", {}), "cannot modify <module 'json' (sandbox)>"),
-        (3, "cannot modify attributes of a 'int' object"),
+        (datetime.date(2020, 1, 1), "cannot modify attributes of a 'date' object"),
     ]:
         with pytest.raises(TypeError) as info:
             guards.write(target)
         assert str(info.value).startswith(fragment)
+    # Immutable builtins have nothing to change: CPython refuses the write with its own error.
+    for immutable in (3, "s", (1,), None, 1.5, frozenset()):
+        with pytest.raises(AttributeError, match="has no attribute 'foo'"):
+            guards.write(immutable).foo = 1
 
 
 def test_setattr_and_delattr_check_names_and_targets() -> None:
@@ -91,5 +96,12 @@ def test_class_factory_refuses_metaclasses_and_finds_the_right_one() -> None:
 def test_safe_type() -> None:
     assert SafeType(1) is int
     assert isinstance(int, SafeType) and not isinstance(1, SafeType)
-    with pytest.raises(TypeError, match="type\\(\\) takes exactly one argument in the sandbox"):
+    # The base has no class factory: only a run's own `type` builds classes.
+    with pytest.raises(TypeError, match="type\\(\\) with three arguments is not available here"):
         SafeType("X", (), {})
+    guards = RunGuards()
+    made = guards.safe_type("X", (), {"a": 1})
+    assert made.a == 1 and guards.owns_class(made) and made.__module__ == "__snippet__"
+    assert guards.safe_type(int) is guards.safe_type and SafeType in guards.safe_type.__mro__
+    with pytest.raises(TypeError, match="type\\(\\) takes 1 or 3 arguments"):
+        guards.safe_type("X", ())

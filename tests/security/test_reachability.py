@@ -165,11 +165,19 @@ SANCTIONED_SANDBOX = frozenset(
         "Timeout", "TaskGroup", "_AsCompleted", "_Final", "CancelledError", "InvalidStateError",
         "QueueEmpty", "QueueFull",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
+        # what a snippet class's `__deepcopy__`/`__getattr__` is stored and read as (the memo
+        # hidden): the hook in a private slot, whether the class body or a write defined it
+        "DeepcopyHook", "_HiddenMemoCall", "_GetattrHook", "_GetattrAnswer",
     }
 )
 #: Bound methods of these sandbox objects are the sanctioned API (`print`, `setattr`, ...):
 #: holding the method is fine, its `__self__` is private.
 SANCTIONED_BOUND = frozenset({"Output", "RunGuards", "Namespace"})
+
+
+def _is_safe_type(obj: Any) -> bool:
+    """The snippet's `type`: `SafeType`, or the run's subclass of it (`RunGuards.safe_type`)."""
+    return isinstance(obj, type) and guards.SafeType in type.__getattribute__(obj, "__mro__")
 
 
 @functools.cache
@@ -290,7 +298,7 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
             "(its functional API defines dunders outside the checks)"
         )
     internal = _internal_classes()
-    if obj is guards.SafeType:
+    if _is_safe_type(obj):
         return None
     if isinstance(obj, type) and obj in internal:
         return f"the sandbox-internal class {obj.__module__}.{obj.__qualname__}"
@@ -397,6 +405,21 @@ async def hold():
 h = hold()
 add('waiter', lambda: h.send(None))
 add('acquire-coro', lambda: h)
+add('type-made', lambda: type('Made', (collections.OrderedDict,), {'x': [1], '__deepcopy__': fn}))
+add('type-made-inst', lambda: seeds['type-made']())
+class Hooked:
+    __getattr__ = fn
+    __deepcopy__ = fn
+add('hooked', lambda: Hooked)
+add('hooked-inst', lambda: Hooked())
+class Patched:
+    pass
+Patched.__call__ = fn
+Patched.__getattr__ = fn
+Patched.__deepcopy__ = fn
+add('dunder-written', lambda: Patched)
+add('dunder-written-inst', lambda: Patched())
+add('print', lambda: print)
 add('describe', lambda: tools.describe)
 add('list', lambda: tools.list())
 add('exc', lambda: ValueError('x'))
@@ -653,7 +676,7 @@ def _attr_names(obj: Any) -> tuple[list[str], list[str]]:
 
 def _safe_to_call_zero(obj: Any, via: str, parent: Any) -> bool:
     if isinstance(obj, type):
-        if obj is guards.SafeType:
+        if _is_safe_type(obj):
             return False
         return (obj.__module__ or "").split(".")[0] not in NO_CALL_MODULES
     if isinstance(parent, shims.ModuleShim):
@@ -972,7 +995,7 @@ END_TO_END = [
                  id="shim-Enum-functional-api-checked"),
     pytest.param("import operator\nreturn type(operator.attrgetter('real'))('__globals__')(getattr)",
                  "exception", "not accessible", id="type(attrgetter)-checks-names"),
-    pytest.param("return type(type)('X', (), {})", "exception", "exactly one argument",
+    pytest.param("return type(type)('X', (type(type),), {})", "exception", "defining metaclasses is not allowed",
                  id="type(type)-is-SafeType"),
     pytest.param("return type(tools.f)('f', 'f', print)", "exception", "cannot be created",
                  id="type(binding)-refuses"),

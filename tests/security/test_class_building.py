@@ -1,0 +1,175 @@
+"""Classes built and changed at run time: three-argument `type()`, data-model methods assigned
+after a class exists, `__doc__` and other dunder writes.
+
+The snippet's own classes follow Python; host classes, builtins and their instances stay as
+they are. `type(name, bases, ns)` goes through the run's class factory with the namespace's
+names checked as a class body's are (no pickling hooks, `__class__`, `__getattribute__`, the
+ownership key...), the class keywords as a class statement's, and the bases as a class
+statement's (no metaclasses, no unsubclassable host classes). A data-model method assigned to
+the snippet's own class is stored as the class body would store it (`__deepcopy__` with the
+memo hidden); one assigned to an instance never lands where `copy` looks for hooks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+BACKENDS = ["worker", "inprocess"]
+
+TYPE_NAMESPACE_REFUSED = [
+    pytest.param("type('X', (), {'__reduce_ex__': print})", 'name "__reduce_ex__" is not allowed', id="reduce-hook"),
+    pytest.param("type('X', (), {'__class__': int})", 'name "__class__" is not allowed', id="class-cell"),
+    pytest.param("type('X', (), {'__getattribute__': getattr})", 'name "__getattribute__" is not allowed', id="getattribute"),
+    pytest.param("type('X', (), {'__new__': staticmethod(print)})", 'name "__new__" is not allowed', id="new"),
+    pytest.param("type('X', (), {'__sandbox_owner__': 1})", 'name "__sandbox_owner__" is not allowed', id="owner-key"),
+    pytest.param("type('X', (), {'__classcell__': 1})", 'name "__classcell__" is not allowed', id="classcell"),
+    pytest.param("type('X', (), {'_getattr_': 1})", 'names that start and end with "_" are reserved', id="machinery"),
+    pytest.param("type('X', (), {1: 2})", "keys must be plain strings", id="non-str-key"),
+    pytest.param("type('X', (), {}, _root=True)", "class keyword '_root' is not allowed", id="private-keyword"),
+    pytest.param("type('X', (), {}, metaclass=type)", "class keyword 'metaclass' is not allowed", id="metaclass-keyword"),
+    pytest.param("type('X', (type,), {})", "defining metaclasses is not allowed", id="metaclass-base"),
+    pytest.param("type('X', (type(type),), {})", "defining metaclasses is not allowed", id="safe-type-base"),
+    pytest.param("import dataclasses\ntype('X', (type(dataclasses.field()),), {})", "cannot be subclassed", id="unsubclassable"),
+    pytest.param("type('X', (1,), {})", "class bases must be classes", id="non-class-base"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("code", "fragment"), TYPE_NAMESPACE_REFUSED)
+async def test_type_namespace_and_bases_are_checked_like_a_class_statement(sb, backend, code, fragment):
+    result = await sb.run(f"{code}\nreturn 1", backend=backend)
+    sb.assert_error(result, "exception", "TypeError", fragment)
+    assert sb.spy.calls == []
+
+
+async def test_type_on_a_host_base_leaves_the_host_class_unchanged(isolated):
+    code = (
+        "import collections, textwrap\n"
+        "O = type('O', (collections.OrderedDict,), {'__missing__': lambda self, k: 'mine', 'tag': 1})\n"
+        "W = type('W', (textwrap.TextWrapper,), {'sentence_end_re': None})\n"
+        "O.extra = 1\nW.x_marker = 2\n"
+        "return [O()['k'], W.sentence_end_re, type(collections.OrderedDict) is type]"
+    )
+    check = (
+        "import collections, textwrap\n"
+        "state = [hasattr(collections.OrderedDict, 'extra'), hasattr(collections.OrderedDict, '__missing__'),"
+        " hasattr(textwrap.TextWrapper, 'x_marker'), textwrap.TextWrapper.sentence_end_re is not None]"
+    )
+    report = isolated(code, check)
+    assert report["result"]["value"] == ["mine", None, True], report
+    assert report["before"] == report["after"] == [False, False, False, True]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_type_made_class_is_owned_and_a_host_class_is_not(sb, backend):
+    code = (
+        "import collections\nX = type('X', (), {})\nX.a = 1\nsetattr(X, 'b', 2)\nX.__call__ = lambda self: 3\n"
+        "out = [X.a, X.b, X()()]\n"
+        "for f in [lambda: setattr(collections.OrderedDict, 'a', 1), lambda: setattr(type(1), 'a', 1)]:\n"
+        "    try:\n        f()\n    except TypeError as e:\n        out.append(str(e))\nreturn out"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [1, 2, 3, "cannot modify class 'OrderedDict': only classes defined in the snippet can be changed",
+                            "cannot modify class 'int': only classes defined in the snippet can be changed"]
+
+
+DUNDER_WRITES_REFUSED = [
+    pytest.param("int.__add__ = lambda a, b: 0", "AttributeError", '"__add__" is not accessible', id="builtin-class"),
+    pytest.param("import collections\ncollections.OrderedDict.__call__ = print", "AttributeError",
+                 '"__call__" is not accessible', id="host-class"),
+    pytest.param("setattr(str, '__getitem__', print)", "AttributeError", '"__getitem__" is not accessible',
+                 id="setattr-builtin"),
+    pytest.param("import collections\ncollections.OrderedDict.__deepcopy__ = print", "AttributeError",
+                 '"__deepcopy__" is not accessible', id="host-hook"),
+    pytest.param("import re\np = re.compile('a')\np.__call__ = print", "AttributeError", '"__call__" is not accessible',
+                 id="host-instance"),
+    pytest.param("x = 1\nx.__add__ = print", "AttributeError", '"__add__" is not accessible', id="int-instance"),
+    pytest.param("d = {}\nd.__getitem__ = print", "AttributeError", '"__getitem__" is not accessible',
+                 id="plain-container"),
+    pytest.param("import enum\nenum.Enum.__len__ = print", "AttributeError", '"__len__" is not accessible',
+                 id="host-enum-base"),
+    pytest.param("class C:\n    pass\nsetattr(C, '__bases__', (int,))", "AttributeError",
+                 '"__bases__" is not accessible', id="own-class-bases"),
+    pytest.param("class C:\n    pass\nsetattr(C, '__annotations__', {})", "AttributeError",
+                 '"__annotations__" is not accessible', id="own-class-metaclass-data"),
+    pytest.param("class C:\n    pass\nsetattr(C, '__reduce_ex__', print)", "AttributeError",
+                 '"__reduce_ex__" is not accessible', id="own-class-reduce"),
+    pytest.param("class C:\n    pass\nc = C()\nc.__deepcopy__ = print", "AttributeError",
+                 '"__deepcopy__" is not accessible', id="own-instance-copy-hook"),
+    pytest.param("class C:\n    pass\nc = C()\nc.__getattr__ = print", "AttributeError",
+                 '"__getattr__" is not accessible', id="own-instance-getattr"),
+    pytest.param("import json\njson.dumps.__doc__ = 'x'", "AttributeError", '"__doc__" is not accessible',
+                 id="doc-host-function"),
+    pytest.param("int.__doc__ = 'x'", "AttributeError", '"__doc__" is not accessible', id="doc-builtin"),
+    pytest.param("import textwrap\nsetattr(textwrap.TextWrapper, '__doc__', 'x')", "AttributeError",
+                 '"__doc__" is not accessible', id="doc-host-class"),
+    pytest.param("print.__doc__ = 'x'", "AttributeError", '"__doc__" is not accessible', id="doc-run-builtin"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("code", "error", "fragment"), DUNDER_WRITES_REFUSED)
+async def test_dunder_writes_stay_refused_off_the_snippets_own_classes(sb, backend, code, error, fragment):
+    result = await sb.run(f"{code}\nreturn 1", backend=backend)
+    sb.assert_error(result, "exception", error, fragment)
+    await sb.assert_next_run_ok()
+
+
+async def test_refused_dunder_writes_leave_host_classes_unchanged(isolated):
+    code = (
+        "import json, collections, enum\nout = []\n"
+        "for target, name in [(int, '__add__'), (collections.Counter, '__call__'), (collections.OrderedDict, '__deepcopy__'),"
+        " (enum.Enum, '__len__'), (json.dumps, '__doc__'), (str, '__getitem__')]:\n"
+        "    try:\n        setattr(target, name, print)\n    except (AttributeError, TypeError):\n        out.append(name)\n"
+        "return out"
+    )
+    check = (
+        "import json, collections, enum\n"
+        "state = [int.__add__(1, 2), '__call__' in vars(collections.Counter), '__deepcopy__' in vars(collections.OrderedDict),"
+        " '__len__' in vars(enum.Enum), json.dumps.__doc__[:20], str.__getitem__('ab', 1)]"
+    )
+    report = isolated(code, check)
+    assert report["result"]["value"] == ["__add__", "__call__", "__deepcopy__", "__len__", "__doc__", "__getitem__"]
+    assert report["before"] == report["after"]
+    assert report["before"][:5] == [3, False, False, False, "Serialize ``obj`` to"]
+
+
+HOOK_WRITES = [
+    pytest.param("C.__deepcopy__ = grab", id="statement"),
+    pytest.param("setattr(C, '__deepcopy__', grab)", id="setattr"),
+    pytest.param("D = type('D', (), {'__deepcopy__': grab})\nC = D", id="type-namespace"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("write", HOOK_WRITES)
+async def test_a_written_deepcopy_hook_gets_the_memo_token(sb, backend, write):
+    # `copy.deepcopy`'s memo is keyed on real addresses and keeps the originals alive: however
+    # the hook got onto the class, it is called with the opaque token, as a class body's is.
+    code = (
+        "import copy\nseen = []\ndef grab(self, memo):\n    seen.append(memo)\n    return 'copied'\n"
+        "class C:\n    pass\n" + write + "\n"
+        "try:\n    r = copy.deepcopy(C())\nexcept TypeError as e:\n    r = str(e)\n"
+        "return [r, [repr(m) for m in seen], [type(m).__name__ == 'dict' for m in seen]]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == ["copied", ["<deepcopy memo>"], [False]]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_run_builtins_hide_what_they_are_bound_to(sb, backend):
+    code = (
+        "out = []\nfor f in [lambda: print._fn, lambda: getattr(print, '_fn'), lambda: getattr(print, '__self__'),"
+        " lambda: vars(print), lambda: setattr(print, 'x', 1), lambda: type(print)('print', getattr)]:\n"
+        "    try:\n        out.append(repr(f()))\n    except Exception as e:\n        out.append(type(e).__name__)\n"
+        "return out + [repr(print), repr(type(print))]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value[:6] == ["AttributeError", "AttributeError", "AttributeError", "TypeError", "TypeError",
+                                "TypeError"], result.value
+    assert "Output" not in result.value[-2] and "RunGuards" not in "".join(result.value)
