@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import time
 import types
 from collections import deque
 from typing import Any
@@ -45,14 +46,22 @@ class QueueFull(Exception):
 
 
 class _Final:
-    """Sandbox asyncio classes a snippet makes but cannot subclass."""
+    """Sandbox asyncio classes a snippet makes but can neither subclass nor copy: a subclass's
+    instances would get a dictionary beside the private slots, and a copy would share the
+    original's waiters (a shallow copy of a `Lock` is half the same lock)."""
 
     __slots__ = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        if cls.__module__ != __name__:
+        # Sealed once this module is loaded: a class statement can name any `__module__`.
+        if _SEALED:
             raise TypeError(f"asyncio.{cls.__mro__[1].__name__} cannot be subclassed in the sandbox")
         super().__init_subclass__(**kwargs)
+
+    __reduce_ex__ = _Internal.__reduce_ex__
+
+
+_SEALED = False
 
 
 def _seconds(value: Any, what: str) -> float:
@@ -83,14 +92,46 @@ async def _park(waiters: deque[Waiter]) -> Any:
         waiters.remove(waiter)
 
 
-class Task(_Internal):
-    """What `asyncio.create_task` returns: awaitable, with CPython's inspection methods."""
+def _wait_done(task: _Task, *, cancel_with_waiter: bool) -> Any:
+    """Park the running task until `task` ends (a `yield from` body). Cancelling the waiting
+    task cancels `task` too when `cancel_with_waiter` (awaiting a task), not through `shield`."""
+    if task.done:
+        return
+    sched = running()
+    if task.sched is not sched:
+        raise RuntimeError("this task belongs to an earlier run")
+    waiter = sched.waiter()
+    task.callbacks.append(lambda _t: sched.fire(waiter))
+    try:
+        yield from waiter.__await__()
+    except CancelledError:
+        if cancel_with_waiter:
+            # As in CPython: cancelling the task that awaits a task cancels that task too.
+            sched.cancel(task)
+        raise
 
-    __slots__ = ("_task",)
+
+def _outcome(task: _Task) -> Any:
+    if not task.done:
+        raise InvalidStateError("Result is not set.")
+    if task.cancelled:
+        raise CancelledError()
+    if task.error is not None:
+        raise task.error
+    return task.value
+
+
+class Task(_Internal):
+    """What `asyncio.create_task` and `asyncio.current_task` return: awaitable, with CPython's
+    inspection methods; exactly one exists per task. Done callbacks run on the run's scheduler
+    (`Scheduler.call_soon`), get this object, and are reported in the log when they fail."""
+
+    __slots__ = ("_task", "_done_callbacks")
     _sandbox_task = True
 
     def __init__(self, key: object, task: _Task) -> None:
         self._task = task
+        self._done_callbacks: list[Any] = []
 
     def done(self) -> bool:
         return self._task.done
@@ -102,17 +143,13 @@ class Task(_Internal):
         return self._task.sched.cancel(self._task)
 
     def get_name(self) -> str:
-        return self._task.name
+        return self._task.sched.name_of(self._task)
+
+    def set_name(self, value: Any) -> None:
+        self._task.name = str(value)[:_MAX_NAME] or self._task.name
 
     def result(self) -> Any:
-        task = self._task
-        if not task.done:
-            raise InvalidStateError("Result is not set.")
-        if task.cancelled:
-            raise CancelledError()
-        if task.error is not None:
-            raise task.error
-        return task.value
+        return _outcome(self._task)
 
     def exception(self) -> BaseException | None:
         task = self._task
@@ -122,26 +159,58 @@ class Task(_Internal):
             raise CancelledError()
         return task.error
 
-    def __await__(self) -> Any:
+    def add_done_callback(self, fn: Any, *, context: Any = None) -> None:
+        """`fn(task)` once the task is done (soon, when it is done already)."""
+        if not callable(fn):
+            raise TypeError("a done callback must be callable")
         task = self._task
-        if not task.done:
-            sched = running()
-            if task.sched is not sched:
-                raise RuntimeError("this task belongs to an earlier run")
-            waiter = sched.waiter()
-            task.callbacks.append(lambda _t: sched.fire(waiter))
-            try:
-                yield from waiter.__await__()
-            except CancelledError:
-                # As in CPython: cancelling the task that awaits a task cancels that task too.
-                sched.cancel(task)
-                raise
+        if task.done:
+            task.sched.call_soon(fn, self)
+            return
+        if not self._done_callbacks:
+            task.callbacks.append(self._schedule_callbacks)
+        self._done_callbacks.append(fn)
+
+    def remove_done_callback(self, fn: Any) -> int:
+        """Forget every registration of `fn`; how many there were."""
+        kept = [cb for cb in self._done_callbacks if cb != fn]
+        removed = len(self._done_callbacks) - len(kept)
+        self._done_callbacks[:] = kept
+        return removed
+
+    def _schedule_callbacks(self, task: _Task) -> None:
+        callbacks, self._done_callbacks = self._done_callbacks, []
+        for fn in callbacks:
+            task.sched.call_soon(fn, self)
+
+    def __await__(self) -> Any:
+        yield from _wait_done(self._task, cancel_with_waiter=True)
         return self.result()
 
     def __repr__(self) -> str:
         task = self._task
         state = "pending" if not task.done else "cancelled" if task.cancelled else "finished"
-        return f"<Task {state} name={task.name!r}>"
+        return f"<Task {state} name={task.sched.name_of(task)!r}>"
+
+
+#: Longest task name kept (`create_task(name=...)`, `set_name`).
+_MAX_NAME = 100
+
+
+def _handle(task: _Task) -> Task:
+    if task.handle is None:
+        task.handle = Task(_KEY, task)
+    return task.handle
+
+
+def current_task() -> Task | None:
+    """`asyncio.current_task()`: the task running this code (None in a done callback)."""
+    sched = running()
+    task = sched.current
+    if task is None or task is sched.soon_runner:
+        return None
+    return _handle(task)
+
 
 
 def _coroutine(coro: Any, what: str) -> Any:
@@ -156,17 +225,82 @@ def create_task(coro: Any, *, name: Any = None) -> Task:
     """`asyncio.create_task`: run a coroutine concurrently; it starts when the current task waits."""
     sched = running()
     task = sched.spawn_user(_coroutine(coro, "create_task()"))
-    if isinstance(name, str):
-        task.name = name[:100]
-    return Task(_KEY, task)
+    if name is not None:
+        task.name = str(name)[:_MAX_NAME] or task.name
+    return _handle(task)
 
 
 def _ensure_task(aw: Any) -> Task:
     if isinstance(aw, Task):
         return aw
-    if isinstance(aw, (PendingCall, _Awaitable)):
+    if isinstance(aw, (PendingCall, _Awaitable, _Shielded)):
         return create_task(_await_one(aw))
     return create_task(aw)
+
+
+class _Shielded(_Internal):
+    """What `asyncio.shield(aw)` returns while `aw` runs, CPython's outer future: awaiting it
+    gives the task's result, but cancelling it (or the task awaiting it) leaves the task
+    running. `done`, `cancelled`, `cancel`, `result` and `exception` are the outer future's;
+    the inner task sits in a private slot."""
+
+    __slots__ = ("_inner", "_cancelled", "_waiters")
+    _sandbox_task = True
+
+    def __init__(self, key: object, inner: _Task) -> None:
+        self._inner = inner
+        self._cancelled = False
+        self._waiters: deque[Waiter] = deque()
+        inner.callbacks.append(self._wake_all)
+
+    def _wake_all(self, _task: Any = None) -> None:
+        for waiter in self._waiters:
+            waiter._task.sched.fire(waiter)
+
+    def done(self) -> bool:
+        return self._cancelled or self._inner.done
+
+    def cancelled(self) -> bool:
+        return self._cancelled or (self._inner.done and self._inner.cancelled)
+
+    def cancel(self, msg: Any = None) -> bool:
+        if self.done():
+            return False
+        self._cancelled = True
+        self._wake_all()
+        return True
+
+    def result(self) -> Any:
+        if self._cancelled:
+            raise CancelledError()
+        return _outcome(self._inner)
+
+    def exception(self) -> BaseException | None:
+        if self._cancelled:
+            raise CancelledError()
+        return _handle(self._inner).exception()
+
+    def __await__(self) -> Any:
+        while not self.done():
+            try:
+                yield from _park(self._waiters).__await__()
+            except CancelledError:
+                self.cancel()  # the outer future is cancelled; the inner task goes on
+                raise
+        return self.result()
+
+    def __repr__(self) -> str:
+        state = "pending" if not self.done() else "cancelled" if self.cancelled() else "finished"
+        return f"<shielded {state} {_handle(self._inner)!r}>"
+
+
+def shield(aw: Any) -> Task | _Shielded:
+    """`asyncio.shield`: await `aw` without letting a cancellation reach it. A coroutine is
+    wrapped in a task (counted against the run's task cap); a task already done is returned."""
+    inner = _ensure_task(aw)
+    if inner._task.done:
+        return inner
+    return _Shielded(_KEY, inner._task)
 
 
 class Lock(_Final):
@@ -450,20 +584,41 @@ class Queue(_Final):
 
 
 class Timeout(_Final):
-    """What `asyncio.timeout(delay)` returns: an async context manager that cancels the task
-    running its body at the deadline and turns that cancellation into `TimeoutError`."""
+    """What `asyncio.timeout(delay)` and `asyncio.timeout_at(when)` return: an async context
+    manager that cancels the task running its body at the deadline (a `time.monotonic()`
+    value, the clock CPython's loop uses) and turns that cancellation into `TimeoutError`."""
 
-    __slots__ = ("_delay", "_task", "_handle", "_expired", "_entered")
+    __slots__ = ("_when", "_task", "_handle", "_expired", "_entered")
 
-    def __init__(self, delay: Any) -> None:
-        self._delay = None if delay is None else _seconds(delay, "asyncio.timeout()")
+    def __init__(self, when: Any) -> None:
+        self._when = None if when is None else _instant(when, "asyncio.Timeout()")
         self._task: _Task | None = None
         self._handle: list[Any] | None = None
         self._expired = False
         self._entered = False
 
+    def when(self) -> float | None:
+        return self._when
+
+    def reschedule(self, when: Any) -> None:
+        """Move the deadline (`None`: never), while the block runs and before it expired."""
+        if not self._entered:
+            raise RuntimeError("Timeout has not been entered")
+        if self._expired:
+            raise RuntimeError("Timeout has already expired")
+        self._when = None if when is None else _instant(when, "Timeout.reschedule()")
+        self._arm()
+
     def expired(self) -> bool:
         return self._expired
+
+    def _arm(self) -> None:
+        if self._handle is not None:
+            self._handle[0] = None
+            self._handle = None
+        task = self._task
+        if self._when is not None and task is not None:
+            self._handle = task.sched.call_later(self._when - time.monotonic(), self._fire)
 
     def _fire(self) -> None:
         task = self._task
@@ -475,10 +630,8 @@ class Timeout(_Final):
         if self._entered:
             raise RuntimeError("Timeout has already been entered")
         self._entered = True
-        sched = running()
-        self._task = sched.current
-        if self._delay is not None:
-            self._handle = sched.call_later(self._delay, self._fire)
+        self._task = running().current
+        self._arm()
         return self
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -491,10 +644,29 @@ class Timeout(_Final):
         if self._expired and exc_type is CancelledError:
             raise TimeoutError from exc
 
+    def __repr__(self) -> str:
+        state = "expired" if self._expired else "active" if self._entered else "created"
+        return f"<Timeout [{state}] when={self._when}>"
+
+
+def _instant(value: Any, what: str) -> float:
+    """A deadline on the `time.monotonic()` clock, no later than any wait may be."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what} needs a time.monotonic() value or None")
+    if math.isnan(value):
+        raise ValueError(f"{what} got NaN")
+    return min(float(value), time.monotonic() + MAX_SLEEP)
+
 
 def timeout(delay: Any) -> Timeout:
     """`asyncio.timeout(delay)`; `None` never expires. Waits never outlive the run's wall time."""
-    return Timeout(delay)
+    return Timeout(None if delay is None else time.monotonic() + _seconds(delay, "asyncio.timeout()"))
+
+
+def timeout_at(when: Any) -> Timeout:
+    """`asyncio.timeout_at(when)`: `when` is a `time.monotonic()` value (the sandbox has no loop
+    whose `time()` to ask); `None` never expires."""
+    return Timeout(None if when is None else _instant(when, "asyncio.timeout_at()"))
 
 
 async def wait_for(aw: Any, timeout: Any) -> Any:
@@ -502,7 +674,7 @@ async def wait_for(aw: Any, timeout: Any) -> Any:
     if timeout is None:
         return await aw
     task = _ensure_task(aw)
-    async with Timeout(timeout):
+    async with Timeout(time.monotonic() + _seconds(timeout, "asyncio.wait_for()")):
         return await task
 
 
@@ -709,5 +881,8 @@ ASYNCIO_SHIM: dict[str, Any] = {
     "Condition": Condition, "Queue": Queue, "QueueEmpty": QueueEmpty, "QueueFull": QueueFull,
     "wait_for": wait_for, "timeout": timeout, "wait": wait, "as_completed": as_completed,
     "FIRST_COMPLETED": FIRST_COMPLETED, "FIRST_EXCEPTION": FIRST_EXCEPTION,
-    "ALL_COMPLETED": ALL_COMPLETED, "TaskGroup": TaskGroup,
+    "ALL_COMPLETED": ALL_COMPLETED, "TaskGroup": TaskGroup, "timeout_at": timeout_at,
+    "shield": shield, "current_task": current_task,
 }
+
+_SEALED = True

@@ -184,7 +184,7 @@ class Execution:
         self.limits = limits
         self.label = namespace
         self.output = Output(limits.max_output)
-        self.scheduler = Scheduler(limits.max_calls)
+        self.scheduler = Scheduler(limits.max_calls, report=self.output.print)
         self.budget = Budget(limits) if budget else None
         self.pending_calls: list[PendingCall] = []
         self.decimal_context = decimal.Context()

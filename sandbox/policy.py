@@ -91,7 +91,7 @@ DATA_MODEL_METHODS = frozenset(
         "__getitem__", "__setitem__", "__delitem__", "__missing__", "__repr__", "__str__",
         "__format__", "__bytes__", "__call__", "__enter__", "__exit__", "__aenter__",
         "__aexit__", "__aiter__", "__anext__", "__copy__", "__deepcopy__", "__getattr__",
-        "__class_getitem__",
+        "__class_getitem__", "__fspath__",
     }
 )
 

@@ -16,7 +16,7 @@ import threading
 import time
 import types
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from .control import RunStopped, stop
@@ -124,14 +124,16 @@ def gather(*aws: Any, return_exceptions: bool = False) -> _Awaitable:
     return _Awaitable(_KEY, _Gather(_KEY, tuple(aws), bool(return_exceptions)))
 
 
-def sleep(delay: float, result: Any = None) -> _Awaitable:
-    """`asyncio.sleep` for snippets; bounded by the run's wall-time limit."""
+async def sleep(delay: float, result: Any = None) -> Any:
+    """`asyncio.sleep` for snippets: a coroutine, as in CPython (so `create_task` takes it), that
+    gives back `result`; bounded by the run's wall-time limit."""
     if isinstance(delay, bool) or not isinstance(delay, (int, float)):
         raise TypeError("asyncio.sleep() needs a number of seconds")
     if math.isnan(delay):
         raise ValueError("asyncio.sleep() got NaN")
     # Longer than any run may last; the wall-time limit ends the run first.
-    return _Awaitable(_KEY, _Sleep(_KEY, min(max(0.0, float(delay)), MAX_SLEEP)))
+    await _Awaitable(_KEY, _Sleep(_KEY, min(max(0.0, float(delay)), MAX_SLEEP)))
+    return result
 
 
 MAX_SLEEP = 1e6
@@ -175,7 +177,7 @@ async def _await_one(awaitable: Any) -> Any:
 
 class _Task:
     __slots__ = ("coro", "group", "index", "done", "value", "error", "sched", "blocked",
-                 "must_cancel", "cancelled", "callbacks", "user", "name")
+                 "must_cancel", "cancelled", "callbacks", "user", "name", "handle")
 
     def __init__(self, sched: Scheduler, coro: Coroutine[Any, Any, Any], group: _Group | None,
                  index: int) -> None:
@@ -194,6 +196,8 @@ class _Task:
         self.callbacks: list[Any] = []
         self.user = False
         self.name = ""
+        #: The one `asyncio.Task` a snippet sees for this task (made on first need).
+        self.handle: Any = None
 
 
 class _Group:
@@ -235,8 +239,11 @@ class Scheduler:
     `close()` before reading the result.
     """
 
-    def __init__(self, max_calls: int) -> None:
+    def __init__(self, max_calls: int, report: Callable[[str], None] | None = None) -> None:
         self.max_calls = max_calls
+        #: Where a failing `call_soon` callback is reported (the run's log), as CPython's loop
+        #: logs it; the program goes on.
+        self.report = report
         self.calls_issued = 0
         self.ready: deque[tuple[_Task, Any, BaseException | None]] = deque()
         self.waiting: dict[int, tuple[_Task, CallRequest]] = {}
@@ -253,9 +260,64 @@ class Scheduler:
         #: Requests made by the host for this run. A snippet that drives a coroutine by hand
         #: can see (and copy) a request; only the originals are ever dispatched.
         self.issued: set[CallRequest] = set()
+        #: Callbacks due (`call_soon`), run in order by one internal task at a time.
+        self.soon: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
+        self.soon_runner: _Task | None = None
+        self.closing = False
 
     def start(self, coro: Coroutine[Any, Any, Any]) -> None:
         self.main = self._spawn(coro, None, 0)
+        self._names += 1
+        self.main.name = "Task-1"
+
+    def name_of(self, task: _Task) -> str:
+        """A task's name; one that has none yet (a gathered awaitable) gets the next `Task-<n>`."""
+        if not task.name:
+            self._names += 1
+            task.name = f"Task-{self._names}"
+        return task.name
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run the snippet's `fn(*args)` on this scheduler once the running task yields, in the
+        order asked; nothing is run once the program has ended. One internal task runs the
+        callbacks due, so callbacks never count against the task cap one by one."""
+        if self.closing:
+            return
+        self.soon.append((fn, args))
+        if self.soon_runner is None:
+            self.soon_runner = self._spawn(self._run_soon(), None, 0)
+
+    async def _run_soon(self) -> None:
+        try:
+            while self.soon:
+                batch, self.soon = self.soon, deque()
+                for fn, args in batch:
+                    try:
+                        fn(*args)
+                    except RunStopped:
+                        raise
+                    except BaseException as error:  # the snippet's own, as CPython's loop logs it
+                        self._report_callback(fn, args, error)
+                if self.soon:
+                    # Added by these callbacks: they run after the tasks ready now, as in CPython.
+                    turn = Waiter(_KEY, self.current)
+                    self.fire(turn)
+                    await turn
+        finally:
+            self.soon_runner = None
+
+    def _report_callback(self, fn: Callable[..., Any], args: tuple[Any, ...], error: BaseException) -> None:
+        if self.report is None:
+            return
+        try:
+            what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+            name = getattr(fn, "__name__", None) or type(fn).__name__
+            shown = ", ".join(repr(a) for a in args)
+        except RunStopped:
+            raise
+        except BaseException:
+            what, name, shown = type(error).__name__, "?", "..."
+        self.report(f"Exception in callback {name}({shown}): {what}")
 
     @property
     def main_done(self) -> bool:
@@ -561,6 +623,7 @@ class Scheduler:
         by a coroutine's `finally` is raised again once all are closed (with `reraise`)."""
         saved = getattr(_local, "sched", None)
         _local.sched = None
+        self.closing = True
         try:
             for task in self.tasks:
                 if not task.done:

@@ -47,6 +47,7 @@ from . import (
     math,
     numbers,
     operator,
+    pathlib,
     pprint,
     random,
     re,
@@ -75,7 +76,7 @@ from .string import Template
 _SHIM_MODULES: tuple[ModuleType, ...] = (
     asyncio, base64, binascii, bisect, calendar, collections, copy, csv, dataclasses, datetime,
     decimal, difflib, enum, fnmatch, fractions, functools, graphlib, hashlib, heapq, html, io,
-    itertools, json, math, numbers, operator, pprint, random, re, secrets, shlex,
+    itertools, json, math, numbers, operator, pathlib, pprint, random, re, secrets, shlex,
     statistics, string, struct, textwrap, time, tomllib, typing, unicodedata, urllib_parse, uuid,
     zlib, zoneinfo,
 )

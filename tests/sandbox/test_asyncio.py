@@ -349,3 +349,226 @@ def test_cancelling_a_gather_still_cancels_its_children(backend: str) -> None:
     result = run(code, backend)
     assert result.error is None, result.error
     assert result.value == [True, ["child ended", "child ended"]]
+
+
+# -- sleep as a coroutine, current_task, names ------------------------------------------------------
+def test_sleep_is_a_coroutine_that_create_task_takes_and_gives_its_result(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "t = asyncio.create_task(asyncio.sleep(0, 'r'))\n"
+        "s = asyncio.sleep(0)\n"
+        "return [await t, await asyncio.sleep(0, result=5), await s, await asyncio.wait_for(asyncio.sleep(0, 1), 5)]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["r", 5, None, 1]
+
+
+def test_current_task_and_names_follow_cpython(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "async def f():\n    return [asyncio.current_task().get_name(), asyncio.current_task() is t]\n"
+        "t = asyncio.create_task(f())\n"
+        "me = asyncio.current_task()\n"
+        "r = await asyncio.gather(f(), t)\n"
+        "t.set_name(42)\n"
+        "return [me.get_name(), r, t.get_name(), asyncio.current_task() is me, repr(t),\n"
+        "        asyncio.create_task(f(), name='given').get_name()]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["Task-1", [["Task-3", False], ["Task-2", True]], "42", True,
+                            "<Task finished name='42'>", "given"]
+
+
+def test_cancelling_the_current_task_cancels_the_program(backend: str) -> None:
+    code = "import asyncio\nasyncio.current_task().cancel()\nawait asyncio.sleep(0)\nreturn 'not reached'"
+    result = run(code, backend)
+    assert result.error is not None and result.error.kind == "exception"
+    assert "CancelledError" in result.error.message
+
+
+# -- done callbacks ---------------------------------------------------------------------------------
+CALLBACKS = """
+import asyncio
+log = []
+async def job():
+    await asyncio.sleep(0)
+    return 7
+def cb(task):
+    log.append(['cb', task.result(), task is t, asyncio.current_task()])
+def bad(task):
+    raise ValueError('boom')
+def spawns(task):
+    asyncio.create_task(later())
+async def later():
+    log.append('spawned by a callback')
+t = asyncio.create_task(job())
+for fn in (cb, bad, spawns, cb, print, print):
+    t.add_done_callback(fn)
+removed = [t.remove_done_callback(print), t.remove_done_callback(print)]
+log.append('before')
+await t
+log.append('awaited')
+await asyncio.sleep(0)
+t.add_done_callback(cb)
+log.append('added when done')
+await asyncio.sleep(0)
+await asyncio.sleep(0)
+return [log, removed]
+"""
+
+
+def test_done_callbacks_run_soon_in_order_and_a_failure_is_logged(backend: str) -> None:
+    result = run(CALLBACKS, backend)
+    assert result.ok, result
+    assert result.value == [
+        # CPython's order: the callbacks were added before the awaiter's wake-up
+        ["before", ["cb", 7, True, None], ["cb", 7, True, None], "awaited", "spawned by a callback",
+         "added when done", ["cb", 7, True, None]],
+        [2, 0],
+    ]
+    assert result.logs == ["Exception in callback bad(<Task finished name='Task-2'>): ValueError: boom"]
+
+
+def test_done_callbacks_see_cancellation_and_failure(backend: str) -> None:
+    code = (
+        "import asyncio\nseen = []\n"
+        "async def forever():\n    await asyncio.sleep(100)\n"
+        "async def bad():\n    raise KeyError('k')\n"
+        "def cb(task):\n    seen.append([task.get_name(), task.cancelled(), "
+        "None if task.cancelled() else repr(task.exception())])\n"
+        "a = asyncio.create_task(forever(), name='a')\nb = asyncio.create_task(bad(), name='b')\n"
+        "a.add_done_callback(cb)\nb.add_done_callback(cb)\n"
+        "await asyncio.sleep(0)\na.cancel()\n"
+        "await asyncio.wait([a, b])\nawait asyncio.sleep(0)\n"
+        "return seen"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [["b", False, "KeyError('k')"], ["a", True, None]]
+
+
+def test_callbacks_still_due_when_the_program_ends_do_not_run(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "async def forever():\n    await asyncio.sleep(100)\n"
+        "t = asyncio.create_task(forever())\n"
+        "t.add_done_callback(lambda task: print('callback ran'))\n"
+        "return 'end'"
+    )
+    result = run(code, backend)
+    assert result.ok and result.value == "end", result
+    assert result.logs == ["note: 1 task was still pending when the program ended and was cancelled"]
+
+
+def test_a_done_callback_must_be_callable(backend: str) -> None:
+    code = "import asyncio\nasync def f():\n    pass\nasyncio.create_task(f()).add_done_callback(3)"
+    result = run(code, backend)
+    assert result.error is not None and "a done callback must be callable" in result.error.message
+
+
+# -- shield -----------------------------------------------------------------------------------------
+def test_shield_keeps_the_task_running_when_the_wait_times_out(backend: str) -> None:
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def slow():\n    await asyncio.sleep(0.05)\n    log.append('inner done')\n    return 'v'\n"
+        "t = asyncio.create_task(slow())\n"
+        "try:\n    await asyncio.wait_for(asyncio.shield(t), 0.01)\nexcept TimeoutError:\n    log.append('timeout')\n"
+        "log.append(t.done())\n"
+        "r = await t\n"
+        "return [list(log), r, asyncio.shield(t) is t, await asyncio.shield(slow()),\n"
+        "        await asyncio.gather(asyncio.shield(slow()), asyncio.shield(tools.echo(x=1)))]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [["timeout", False, "inner done"], "v", True, "v", ["v", 1]]
+
+
+def test_cancelling_the_shield_or_its_awaiter_leaves_the_inner_task(backend: str) -> None:
+    code = (
+        "import asyncio\nout = []\n"
+        "async def slow():\n    await asyncio.sleep(0.02)\n    return 'v'\n"
+        "inner = asyncio.create_task(slow())\n"
+        "s = asyncio.shield(inner)\nout.append([s.done(), s.cancel(), s.cancelled(), s.done(), s.cancel()])\n"
+        "try:\n    await s\nexcept asyncio.CancelledError:\n    out.append('outer cancelled')\n"
+        "async def waits(x):\n    return await x\n"
+        "inner2 = asyncio.create_task(slow())\n"
+        "w = asyncio.create_task(waits(asyncio.shield(inner2)))\nawait asyncio.sleep(0)\nw.cancel()\n"
+        "try:\n    await w\nexcept asyncio.CancelledError:\n    out.append('awaiter cancelled')\n"
+        "out.append([inner.cancelled(), inner2.cancelled(), await inner, await inner2])\n"
+        "async def bad():\n    raise KeyError('k')\n"
+        "try:\n    await asyncio.shield(bad())\nexcept KeyError:\n    out.append('error passes through')\n"
+        "return out"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [
+        [False, True, True, True, False], "outer cancelled", "awaiter cancelled",
+        [False, False, "v", "v"], "error passes through",
+    ]
+
+
+def test_shield_takes_only_awaitables(backend: str) -> None:
+    result = run("import asyncio\nawait asyncio.shield(3)", backend)
+    assert result.error is not None and "create_task() needs a coroutine, got a 'int'" in result.error.message
+
+
+# -- timeout_at, when, reschedule -------------------------------------------------------------------
+def test_timeout_at_expires_at_a_monotonic_deadline(backend: str) -> None:
+    code = (
+        "import asyncio, time\nout = []\n"
+        "try:\n    async with asyncio.timeout_at(time.monotonic() + 0.01) as cm:\n        await asyncio.sleep(10)\n"
+        "except TimeoutError:\n    out.append(cm.expired())\n"
+        "async with asyncio.timeout_at(None) as cm:\n    await asyncio.sleep(0)\nout.append(cm.when())\n"
+        "async with asyncio.timeout(0.01) as cm:\n    cm.reschedule(None)\n    await asyncio.sleep(0.03)\n"
+        "out.append([cm.expired(), cm.when()])\n"
+        "try:\n    async with asyncio.timeout(10) as cm:\n        cm.reschedule(time.monotonic())\n        await asyncio.sleep(10)\n"
+        "except TimeoutError:\n    out.append('moved earlier')\n"
+        "t = asyncio.timeout(5)\nout.append(t.when() > time.monotonic())\n"
+        "return out"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [True, None, [False, None], "moved earlier", True]
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("asyncio.timeout(1).reschedule(3)", "RuntimeError: Timeout has not been entered"),
+        ("asyncio.timeout_at('soon')", "TypeError: asyncio.timeout_at() needs a time.monotonic() value or None"),
+        ("asyncio.timeout_at(float('nan'))", "ValueError: asyncio.timeout_at() got NaN"),
+        ("type(asyncio.timeout(1))(True)", "TypeError: asyncio.Timeout() needs a time.monotonic() value"),
+    ],
+)
+def test_timeout_at_refuses_what_is_not_a_deadline(code: str, message: str) -> None:
+    result = run("import asyncio\n" + code)
+    assert result.error is not None and message in result.error.message, result
+
+
+def test_an_expired_timeout_cannot_be_rescheduled(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "try:\n    async with asyncio.timeout(0) as cm:\n        await asyncio.sleep(1)\nexcept TimeoutError:\n    pass\n"
+        "cm.reschedule(None)"
+    )
+    result = run(code, backend)
+    assert result.error is not None and "Timeout has already expired" in result.error.message
+
+
+# -- copies -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [("asyncio.Lock()", "Lock"), ("asyncio.Event()", "Event"), ("asyncio.Semaphore(2)", "Semaphore"),
+     ("asyncio.BoundedSemaphore()", "BoundedSemaphore"), ("asyncio.Condition()", "Condition"),
+     ("asyncio.Queue()", "Queue"), ("asyncio.timeout(1)", "Timeout"), ("asyncio.TaskGroup()", "TaskGroup"),
+     ("asyncio.create_task(f())", "Task"), ("asyncio.shield(asyncio.create_task(f()))", "_Shielded"),
+     ("asyncio.as_completed([f()])", "_AsCompleted")],
+)
+@pytest.mark.parametrize("how", ["copy", "deepcopy"])
+def test_asyncio_objects_cannot_be_copied(make: str, name: str, how: str) -> None:
+    code = f"import asyncio, copy\nasync def f():\n    return 1\nobj = {make}\ncopy.{how}(obj)"
+    result = run(code)
+    assert result.error is not None, result
+    assert f"TypeError: '{name}' objects cannot be copied" in result.error.message

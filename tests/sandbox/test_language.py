@@ -53,6 +53,7 @@ IMPORTS = {
     "html": "import html\nreturn html.escape('<a&b>')",
     "io": "import io\nb = io.BytesIO()\nb.write(b'xy')\nreturn b.getvalue().decode()",
     "numbers": "import numbers\nreturn [isinstance(1, numbers.Integral), isinstance(1.5, numbers.Integral)]",
+    "pathlib": "import pathlib\nreturn [str(pathlib.Path('a') / 'b.txt'), pathlib.PurePath('x/y.tar.gz').suffixes]",
     "pprint": "import pprint\nreturn pprint.pformat({'b': 1, 'a': 2})",
     "secrets": "import secrets\nreturn len(secrets.token_hex(8))",
     "shlex": "import shlex\nreturn shlex.split(\"a 'b c'\")",
@@ -94,6 +95,7 @@ IMPORTS = {
 EXPECTED_IMPORTS = {
     "binascii": "6869", "calendar": 29, "csv": [["a", "b,c"]], "fnmatch": ["a.py"],
     "graphlib": ["a", "b"], "html": "&lt;a&amp;b&gt;", "io": "xy", "numbers": [True, False],
+    "pathlib": ["a/b.txt", [".tar", ".gz"]],
     "pprint": "{'a': 2, 'b': 1}", "secrets": 16, "shlex": ["a", "b c"], "struct": [1, 2],
     "tomllib": {"a": [1, 2]}, "urllib": "q=a+b", "urllib.parse": "q=1", "zlib": "abc", "zoneinfo": "UTC",
     "json": {"a": [1]}, "math": 4, "re": ["1", "22"], "datetime": "2020-01-02", "time": True,

@@ -45,7 +45,7 @@ async def test_dict_subclass_argument_is_copied_plainly(sb):
 
 
 # Driving a coroutine by hand hands the snippet the scheduler's request object; its class and
-# the class of `asyncio.sleep(0)` then forge requests the argument checks never saw.
+# the class of `asyncio.gather()` then forge requests the argument checks never saw.
 FORGE = """
 import asyncio
 async def grab():
@@ -54,7 +54,7 @@ c = grab()
 req = c.send(None)
 c.close()
 Request = type(req)
-Await = type(asyncio.sleep(0))
+Await = type(asyncio.gather())
 class Weird:
     pass
 """

@@ -163,7 +163,9 @@ SANCTIONED_SANDBOX = frozenset(
         # the sandbox's asyncio (sandbox/aio.py): state in private slots, no loop or scheduler
         "Task", "Waiter", "Lock", "Event", "Semaphore", "BoundedSemaphore", "Condition", "Queue",
         "Timeout", "TaskGroup", "_AsCompleted", "_Final", "CancelledError", "InvalidStateError",
-        "QueueEmpty", "QueueFull",
+        "QueueEmpty", "QueueFull", "_Shielded",
+        # the pathlib shim's own pure paths (sandbox/shims/pathlib.py): strings in private slots
+        "PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath", "_PathParents",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
         # what a snippet class's `__deepcopy__`/`__getattr__` is stored and read as (the memo
         # hidden): the hook in a private slot, whether the class body or a write defined it
@@ -319,6 +321,7 @@ import functools, hashlib, itertools, json, operator, random, re, statistics, st
 import time, typing, uuid
 import base64, binascii, bisect, calendar, csv, fnmatch, graphlib, heapq, html, io, numbers
 import pprint, secrets, shlex, struct, tomllib, unicodedata, urllib.parse, zlib, zoneinfo
+import pathlib
 def fn(x=1):
     return x
 class C:
@@ -398,6 +401,19 @@ add('queue', lambda: asyncio.Queue(3))
 add('timeout', lambda: asyncio.timeout(1))
 add('taskgroup', lambda: asyncio.TaskGroup())
 add('as-completed', lambda: asyncio.as_completed([noop()]))
+add('current-task', lambda: asyncio.current_task())
+add('shield', lambda: asyncio.shield(asyncio.create_task(noop())))
+add('timeout-at', lambda: asyncio.timeout_at(None))
+add('sleep-coro', lambda: asyncio.sleep(0, 'r'))
+callback_task = asyncio.create_task(noop())
+callback_task.add_done_callback(fn)
+add('task-with-callback', lambda: callback_task)
+add('pure-path', lambda: pathlib.PurePosixPath('/a/b.txt'))
+add('windows-path', lambda: pathlib.PureWindowsPath('c:/a/b'))
+add('path', lambda: pathlib.Path('rel/x.tar.gz'))
+add('parents', lambda: pathlib.Path('/a/b').parents)
+add('path-property', lambda: pathlib.PurePath.name)
+add('path-method', lambda: pathlib.PurePath('a').joinpath)
 held = asyncio.Lock()
 async def hold():
     await held.acquire()

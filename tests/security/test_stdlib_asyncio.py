@@ -22,7 +22,7 @@ async def s():
 c = s()
 r = c.send(None)
 c.close()
-Await = type(asyncio.sleep(0))
+Await = type(asyncio.gather())
 await Await(type(r)(DELAY))
 return 1
 """
@@ -51,7 +51,7 @@ c = g()
 r = c.send(None)
 c.close()
 Gather = type(r)
-Await = type(asyncio.sleep(0))
+Await = type(asyncio.gather())
 async def one():
     return 1
 class Lie:
@@ -78,8 +78,8 @@ async def test_forged_gather_is_a_snippet_error(sb, backend):
 SCHEDULER_REFUSED = {
     # scheduler internals
     "sched_subclass": (
-        "import asyncio\nT = type(asyncio.sleep(0))\nclass X(T):\n    pass\nreturn repr(X())", "exception", "internals"),
-    "sched_direct": ("import asyncio\nT = type(asyncio.sleep(0))\nreturn repr(T())", "exception", "internals"),
+        "import asyncio\nT = type(asyncio.gather())\nclass X(T):\n    pass\nreturn repr(X())", "exception", "internals"),
+    "sched_direct": ("import asyncio\nT = type(asyncio.gather())\nreturn repr(T())", "exception", "internals"),
 }
 
 
@@ -375,3 +375,156 @@ async def test_a_task_cancelled_while_it_runs_is_counted_once_and_dispatches_not
     result = await sb.run(KILLED_WHILE_RUNNING, backend=backend)
     sb.assert_error(result, "exception", "more than 10000 unfinished tasks")
     assert sb.spy.calls == []
+
+
+# -- shield, done callbacks, current_task, copies -------------------------------------------------
+SHIELD_FLOOD = """
+import asyncio
+ev = asyncio.Event()
+async def idle():
+    await ev.wait()
+shields = [asyncio.shield(idle()) for _ in range(10050)]
+await tools.f(x="past the cap")
+"""
+
+CALLBACK_FLOOD = """
+import asyncio
+ev = asyncio.Event()
+async def idle():
+    await ev.wait()
+async def quick():
+    return 1
+def spawn(task):
+    for _ in range(200):
+        asyncio.create_task(idle())
+t = asyncio.create_task(quick())
+for _ in range(60):
+    t.add_done_callback(spawn)
+await t
+await asyncio.sleep(0)
+await tools.f(x="past the cap")
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("code", [SHIELD_FLOOD, CALLBACK_FLOOD], ids=["shield", "callbacks"])
+async def test_the_task_cap_holds_through_shield_and_callbacks(sb, backend, code):
+    result = await sb.run(code, backend=backend)
+    sb.assert_error(result, "exception", "more than 10000 unfinished tasks")
+    assert sb.spy.calls == []
+
+
+async def test_many_callbacks_on_one_task_do_not_count_as_tasks(sb):
+    code = (
+        "import asyncio\nn = []\n"
+        "async def quick():\n    return 1\n"
+        "t = asyncio.create_task(quick())\n"
+        "for _ in range(20000):\n    t.add_done_callback(lambda task: n.append(1))\n"
+        "await t\nawait asyncio.sleep(0)\nreturn len(n)"
+    )
+    result = await sb.run(code)
+    assert result.ok and result.value == 20000, result
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_callback_that_reschedules_itself_is_bounded_by_the_wall_limit(sb, backend):
+    code = (
+        "import asyncio\n"
+        "async def quick():\n    return 1\n"
+        "t = asyncio.create_task(quick())\nawait t\n"
+        "def again(task):\n    task.add_done_callback(again)\n"
+        "t.add_done_callback(again)\n"
+        "await asyncio.Event().wait()\n"
+        "await tools.f(x='never')"
+    )
+    result = await sb.run(code, backend=backend, wall_time=1.0)
+    sb.assert_error(result, "timeout")
+    assert sb.spy.calls == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_failing_callback_is_logged_and_leaks_nothing(sb, backend):
+    code = sb.secret.fill(
+        "import asyncio\n"
+        "async def quick():\n    return 1\n"
+        "def bad(task):\n    open(SECRET_PATH).read()\n"
+        "t = asyncio.create_task(quick())\nt.add_done_callback(bad)\nawait t\nawait asyncio.sleep(0)\n"
+        "return 'went on'"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok and result.value == "went on", result
+    assert len(result.logs) == 1 and result.logs[0].startswith("Exception in callback bad(<Task finished")
+    assert "NameError" in result.logs[0]
+    sb.assert_no_leak(result)
+
+
+TASK_INTERNALS = {
+    "task-dict": ("return t.__dict__", "AttributeError", '"__dict__" is not accessible'),
+    "task-vars": ("return vars(t)", "TypeError", "vars() argument must have __dict__ attribute"),
+    "task-slot": ("return t._task", "AttributeError", '"_task" is not accessible'),
+    "task-callbacks": ("return t._done_callbacks", "AttributeError", '"_done_callbacks" is not accessible'),
+    "task-build": ("return type(t)(t)", "TypeError", "sandbox internals cannot be created by a snippet"),
+    "current-slot": ("return asyncio.current_task()._task", "AttributeError", '"_task"'),
+    "shield-inner": ("return asyncio.shield(t)._inner", "AttributeError", '"_inner" is not accessible'),
+    "shield-waiters": ("return asyncio.shield(t)._waiters", "AttributeError", '"_waiters"'),
+    "shield-build": ("return type(asyncio.shield(t))(t)", "TypeError", "sandbox internals cannot be created"),
+    "shield-subclass": ("class S(type(asyncio.shield(t))):\n    pass\nreturn S(t)", "TypeError", "internals"),
+    "timeout-slot": ("return asyncio.timeout(1)._task", "AttributeError", '"_task" is not accessible'),
+    "lock-subclass-spoof": ("class L(asyncio.Lock):\n    __module__ = 'sandbox.aio'\nreturn 1", "TypeError",
+                            "asyncio.Lock cannot be subclassed"),
+    "queue-subclass-spoof": ("class Q(asyncio.Queue):\n    __module__ = 'sandbox.aio'\nreturn 1", "TypeError",
+                             "asyncio.Queue cannot be subclassed"),
+    "sleep-frame": ("return asyncio.sleep(0).cr_frame", "syntax", '"cr_frame"'),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(TASK_INTERNALS))
+async def test_task_shield_and_timeout_internals_are_refused(sb, backend, name):
+    code, kind, fragment = TASK_INTERNALS[name]
+    pre = "import asyncio\nasync def f():\n    await asyncio.sleep(1)\nt = asyncio.create_task(f())\n"
+    if kind == "syntax":
+        result = await sb.assert_refused(pre + code, "syntax", fragment, backend=backend)
+    else:
+        result = await sb.assert_refused(pre + code, "exception", kind, fragment, backend=backend)
+    sb.assert_no_leak(result)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_what_task_and_shield_hand_out_is_the_sandbox_api(sb, backend):
+    code = (
+        "import asyncio\nseen = []\n"
+        "async def f():\n    await asyncio.sleep(0)\n"
+        "t = asyncio.create_task(f())\n"
+        "t.add_done_callback(lambda *a, **k: seen.append([len(a), a[0] is t, sorted(k)]))\n"
+        "s = asyncio.shield(t)\n"
+        "await s\nawait asyncio.sleep(0)\n"
+        "return [[c.__name__ for c in type(t).__mro__], [c.__name__ for c in type(s).__mro__], seen,\n"
+        "        asyncio.current_task() is asyncio.current_task(), type(asyncio.current_task()).__name__]"
+    )
+    await sb.assert_harmless(code, [
+        ["Task", "_Internal", "object"], ["_Shielded", "_Internal", "object"], [[1, True, []]], True, "Task",
+    ], backend=backend)
+
+
+COPIED = {
+    "lock": ("asyncio.Lock()", "await obj.acquire()", "obj.locked()", True),
+    "event": ("asyncio.Event()", "obj.set()", "obj.is_set()", True),
+    "semaphore": ("asyncio.Semaphore(1)", "await obj.acquire()", "obj.locked()", True),
+    "queue": ("asyncio.Queue()", "obj.put_nowait(1)", "obj.qsize()", 1),
+    "condition": ("asyncio.Condition()", "await obj.acquire()", "obj.locked()", True),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(COPIED))
+@pytest.mark.parametrize("how", ["copy", "deepcopy"])
+async def test_copying_a_primitive_is_refused_and_the_original_is_untouched(sb, backend, name, how):
+    make, use, probe, expected = COPIED[name]
+    code = (
+        f"import asyncio, copy\nobj = {make}\n{use}\n"
+        f"try:\n    copy.{how}(obj)\n    copied = 'copied'\nexcept TypeError as e:\n    copied = str(e)\n"
+        f"return [copied, {probe}]"
+    )
+    cls = make.split("(")[0].split(".")[1]
+    await sb.assert_harmless(code, [f"'{cls}' objects cannot be copied", expected], backend=backend)
