@@ -63,7 +63,7 @@ from sandbox.policy import (
 
 # -- bounds -------------------------------------------------------------------------------------
 MAX_DEPTH = 12
-MAX_OBJECTS = 200_000
+MAX_OBJECTS = 400_000
 MAX_ITEMS = 64  # items read per container
 #: Instances of these exact types have the attributes their type gives them and nothing else,
 #: so a few of each are enough to expand (expanding every str would explode the crawl).
