@@ -17,7 +17,7 @@ from .aio import ASYNCIO_SHIM
 from .control import RunStopped, stop
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import NotJSONError, dumps, to_json_value
-from .limits import Limits
+from .limits import Limits, memory_message, wall_time_message
 from .namespace import check_call_size, make_namespace
 from .output import MAX_AWAIT_WARNINGS, Output, render_logs
 from .policy import ENTRY_POINT, FILENAME, LAST_VALUE_HOOK, PolicyError, compile_snippet
@@ -124,21 +124,6 @@ class Budget:
         for item in iterable:
             tick()
             yield item
-
-
-def wall_time_message(seconds: float) -> str:
-    return f"the run exceeded its wall-time limit of {seconds:g} s; do less work per run or split it"
-
-
-def cpu_time_message(seconds: float) -> str:
-    return f"the run exceeded its CPU-time limit of {seconds:g} s; do less work per run or split it"
-
-
-def memory_message(limit: int) -> str:
-    return (
-        f"the run exceeded its memory limit of {limit // (1024 * 1024)} MiB; "
-        "process data in smaller pieces"
-    )
 
 
 class _RunContext:

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 import anyio
 
 from .control import RunController, RunStopped, cancel_on, interruption, stop
-from .execution import Execution, syntax_result, wall_time_message
+from .execution import Execution, syntax_result
 from .host import Bindings, escaped_inputs, invoke
-from .limits import Limits
+from .limits import Limits, wall_time_message
 from .policy import PolicyError
 from .result import RunResult
 from .session import SessionState

@@ -95,3 +95,19 @@ _LOWER_BOUNDS: dict[str, float] = {
 }
 
 DEFAULT_LIMITS = Limits()
+
+
+# The sentences a run ends with when it hits a limit: one wording for every backend.
+def wall_time_message(seconds: float) -> str:
+    return f"the run exceeded its wall-time limit of {seconds:g} s; do less work per run or split it"
+
+
+def cpu_time_message(seconds: float) -> str:
+    return f"the run exceeded its CPU-time limit of {seconds:g} s; do less work per run or split it"
+
+
+def memory_message(limit: int) -> str:
+    return (
+        f"the run exceeded its memory limit of {limit // (1024 * 1024)} MiB; "
+        "process data in smaller pieces"
+    )

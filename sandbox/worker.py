@@ -36,10 +36,10 @@ import time
 from typing import Any
 
 from .control import RunStopped, stop
-from .execution import Execution, cpu_time_message, memory_message, syntax_result, wall_time_message
+from .execution import Execution, syntax_result
 from .jail import SyscallFilter, build_filter, can_chroot, drop_capabilities, enter_namespaces
 from .jsonvalue import dumps
-from .limits import Limits
+from .limits import Limits, cpu_time_message, memory_message, wall_time_message
 from .policy import PolicyError
 from .protocol import BlockingChannel, ChannelClosed, encode
 from .result import RunError, RunResult

@@ -38,11 +38,10 @@ from typing import Any
 import anyio
 
 from .control import RunController, cancel_on, interruption
-from .execution import cpu_time_message, memory_message, wall_time_message
 from .host import Bindings, escaped_inputs, invoke
 from .jail import JailError, JailStatus
 from .jsonvalue import NotJSONError, dumps, to_json_value
-from .limits import Limits
+from .limits import Limits, cpu_time_message, memory_message, wall_time_message
 from .output import MAX_AWAIT_WARNINGS, cut, flood_message, is_flooding, render_logs
 from .protocol import HEADER, BlockingChannel, ChannelClosed, ProtocolError, encode, parse_frame
 from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, RunError, RunResult

@@ -1,6 +1,6 @@
 """Curated stand-ins for the stdlib modules a snippet may import, one module per shim.
 
-A snippet never gets a real module object (see `_base.ModuleShim`). Each shim module here names
+A snippet never gets a real module object (see `base.ModuleShim`). Each shim module here names
 the stdlib module it stands for (`NAME`), holds its allowlist, and says in its docstring why each
 member is in and what was left out. A shim is either static (`attrs()`, computed once per process
 and shared, since it holds only functions, classes and constants) or per-run (`PER_RUN = True`,
@@ -66,7 +66,7 @@ from . import (
     zlib,
     zoneinfo,
 )
-from ._base import ModuleShim, ShimContext
+from .base import ModuleShim, ShimContext
 from .copy import _checked_copy, _checked_deepcopy  # noqa: F401 - checked by the security tests
 from .enum import _EnumType  # noqa: F401 - checked by the security tests
 from .functools import cached_property

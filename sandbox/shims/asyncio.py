@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import ShimContext
+from .base import ShimContext
 
 NAME = "asyncio"
 PER_RUN = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ._base import pick
+from .base import pick
 
 NAME = "base64"
 

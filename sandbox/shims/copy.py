@@ -17,7 +17,7 @@ from typing import Any
 
 from ..guards import DeepcopyHook, DeepcopyMemo, memo_of
 from ..policy import FILENAME
-from ._base import ModuleShim, named_after
+from .base import ModuleShim, named_after
 
 NAME = "copy"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 from typing import Any
 
-from ._base import pick
+from .base import pick
 
 NAME = "csv"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ._base import ShimContext, pick
+from .base import ShimContext, pick
 from .copy import checked_copying
 from .functools import owned_only
 

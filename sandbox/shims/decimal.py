@@ -9,7 +9,7 @@ from __future__ import annotations
 import decimal
 from typing import Any
 
-from ._base import ShimContext, pick
+from .base import ShimContext, pick
 
 NAME = "decimal"
 PER_RUN = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from ._base import pick
+from .base import pick
 
 NAME = "enum"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from ._base import plain_str
+from .base import plain_str
 
 NAME = "fnmatch"
 

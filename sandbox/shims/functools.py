@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..guards import CHECKED_REPLACEMENTS, RunGuards, attribute_problem, plain_name
-from ._base import ShimContext, named_after, pick
+from .base import ShimContext, named_after, pick
 
 NAME = "functools"
 PER_RUN = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from ._base import public
+from .base import public
 
 NAME = "heapq"
 

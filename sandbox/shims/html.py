@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ._base import pick
+from .base import pick
 
 NAME = "html"
 

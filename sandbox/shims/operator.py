@@ -13,7 +13,7 @@ from typing import Any
 
 from ..guards import ReadOnly, attribute_problem, plain_name
 from ..policy import RUNTIME_CHECKED_ATTRIBUTES
-from ._base import public
+from .base import public
 
 NAME = "operator"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pprint
 from typing import Any
 
-from ._base import ShimContext, pick
+from .base import ShimContext, pick
 
 NAME = "pprint"
 PER_RUN = True

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ._base import ShimContext
+from .base import ShimContext
 
 NAME = "random"
 PER_RUN = True

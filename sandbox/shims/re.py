@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ._base import named_after, pick, plain_str
+from .base import named_after, pick, plain_str
 
 NAME = "re"
 

@@ -7,7 +7,7 @@ import string
 from typing import Any
 
 from ..guards import CHECKED_REPLACEMENTS
-from ._base import pick
+from .base import pick
 
 NAME = "string"
 

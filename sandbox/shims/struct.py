@@ -7,7 +7,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from ._base import named_after, pick, plain_str
+from .base import named_after, pick, plain_str
 
 NAME = "struct"
 

@@ -9,7 +9,9 @@ import math
 import time
 from typing import Any
 
-from ._base import ShimContext, pick, plain_str
+from ..control import stop
+from ..limits import wall_time_message
+from .base import ShimContext, pick, plain_str
 
 NAME = "time"
 PER_RUN = True
@@ -43,9 +45,6 @@ def build(ctx: ShimContext) -> dict[str, Any]:
             return
         # Past the run's deadline (however many sleeps came before): sleep out what is left,
         # then end the run as a timeout (a worker's own timer usually does so first).
-        from ..control import stop
-        from ..execution import wall_time_message
-
         time.sleep(max(0.0, left))
         raise ctx.expire() if ctx.expire is not None else stop("timeout", wall_time_message(ctx.wall_time))
 

@@ -8,7 +8,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from ._base import named_after, plain_str
+from .base import named_after, plain_str
 
 NAME = "urllib.parse"
 

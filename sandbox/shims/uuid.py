@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from ._base import pick
+from .base import pick
 
 NAME = "uuid"
 

@@ -18,8 +18,7 @@ import anyio
 import pytest
 
 import sandbox
-from sandbox.execution import wall_time_message
-from sandbox.limits import Limits
+from sandbox.limits import Limits, wall_time_message
 from sandbox.output import TRUNCATION_MARKER, flood_message
 from sandbox.protocol import encode
 from sandbox.result import MAX_ERROR_MESSAGE
