@@ -17,14 +17,17 @@ import types
 from collections import deque
 from typing import Any
 
+from .guards import seal
 from .scheduler import (
     _KEY,
     MAX_SLEEP,
     CancelledError,
     PendingCall,
+    Scheduler,
     Waiter,
     _await_one,
     _Awaitable,
+    _Group,
     _Internal,
     _Task,
     gather,
@@ -886,3 +889,7 @@ ASYNCIO_SHIM: dict[str, Any] = {
 }
 
 _SEALED = True
+# The class factory's seal holds whatever `__init_subclass__` chain a snippet's bases build;
+# `_Final.__init_subclass__` only covers the classes this module defines before it is loaded.
+for _sealed in (_Final, _Internal, _Task, _Group, Scheduler):
+    seal(_sealed, "asyncio")

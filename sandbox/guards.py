@@ -155,6 +155,24 @@ UNSUBCLASSABLE: tuple[type, ...] = (dataclasses.Field, functools.cached_property
 #: Checked replacements the shims offer for unsubclassable host classes (filled in by the shims).
 CHECKED_REPLACEMENTS: set[type] = set()
 
+#: The sandbox's own classes a snippet may use but never subclass, each with the module it is
+#: shown under (filled in by `seal`). Their host code writes private slots on `self`
+#: (`Timeout.__aenter__` stores the running task): a subclass's property would catch the value.
+#: The class factory judges every class in the bases' MROs, so a snippet base placed first with
+#: an `__init_subclass__` that skips `super()` gets no further than a class statement would.
+SEALED: dict[type, str] = {}
+
+
+def seal(cls: type, shown_as: str = "") -> None:
+    """Refuse snippet subclasses of `cls` and of every class derived from it (shown in the
+    refusal as `shown_as.Name`, or as `'Name'` without a module)."""
+    SEALED[cls] = shown_as
+
+
+# The guards' own stand-ins (checked writes, memo tokens, run builtins, module shims, the tools
+# namespace): a subclass with the same slots is the same layout, one `__class__` swap away.
+seal(ReadOnly)
+
 
 def _hidden_base(cls: type) -> bool:
     """Bases `mro()` leaves out: the stdlib's memberless enum bases (their functional API builds
@@ -1098,6 +1116,10 @@ class _ClassFactory:
             if issubclass(base, type) or SafeType in base.__mro__:
                 raise TypeError("defining metaclasses is not allowed in the sandbox")
             mro = type.mro(base)
+            for sealed in mro:
+                if sealed in SEALED:
+                    shown = f"{SEALED[sealed]}.{base.__name__}" if SEALED[sealed] else f"'{base.__name__}'"
+                    raise TypeError(f"{shown} cannot be subclassed in the sandbox")
             for host in UNSUBCLASSABLE:
                 if host in mro and not any(c in CHECKED_REPLACEMENTS for c in mro):
                     raise TypeError(f"'{host.__name__}' cannot be subclassed in the sandbox")
@@ -1120,7 +1142,8 @@ class _ClassFactory:
         if isinstance(qualname, str) and qualname.startswith(_SNIPPET_LOCALS):
             # Classes live in the snippet's function; show them as a script would.
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
-        _check_slots(namespace.get("__slots__", ()))
+        if "__slots__" in namespace:
+            namespace["__slots__"] = _checked_slots(namespace["__slots__"])
         for hooked in _MEMO_HIDING:
             if hooked in namespace:
                 namespace[hooked] = _hide_hook(hooked, namespace[hooked])
@@ -1131,18 +1154,24 @@ class _ClassFactory:
         return cls
 
 
-def _check_slots(slots: Any) -> None:
-    """`__slots__` names become attributes: no dunder but `__dict__`/`__weakref__`."""
-    names = (slots,) if isinstance(slots, str) else slots
-    try:
-        names = list(names)
-    except TypeError:
-        return
+def _checked_slots(slots: Any) -> Any:
+    """`__slots__` names become attributes: no dunder but `__dict__`/`__weakref__`. The names are
+    read once, and the class gets what was checked (a plain `str`, or a tuple of them): an
+    iterable that answers differently the second time would otherwise slip `__getattr__` past
+    the check into `type.__new__`."""
+    if type(slots) is str:
+        names: list[Any] = [slots]
+    else:
+        try:
+            names = list(slots)
+        except TypeError:
+            return slots  # CPython's own TypeError follows in type.__new__
     for name in names:
         if type(name) is not str:
             raise TypeError("__slots__ items must be plain strings in the sandbox")
         if is_dunder(name) and name not in ("__dict__", "__weakref__"):
             raise TypeError(f"__slots__ name {name!r} is not allowed in the sandbox")
+    return slots if type(slots) is str else tuple(names)
 
 
 SAFE_BUILTIN_NAMES = (

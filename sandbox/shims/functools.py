@@ -13,10 +13,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import keyword
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..guards import CHECKED_REPLACEMENTS, RunGuards, attribute_problem, plain_name
+from ..policy import is_dunder
 from .base import ShimContext, named_after, pick
 
 NAME = "functools"
@@ -78,6 +80,38 @@ def refuse_field_subclasses(cls: Any) -> None:
         for name in names:
             if type(name) is not str or not name.isidentifier() or keyword.iskeyword(name):
                 raise TypeError(f"dataclass field names must be identifiers, got {str(name)[:60]!r}")
+            if is_dunder(name):
+                # The generated methods read and write each field natively (`self.__class__ = v`).
+                raise TypeError(f"dataclass field names cannot be dunders in the sandbox, got {name!r}")
+
+
+def _own_receiver(cls: type, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """A method the decorator generated (host-compiled: its attribute reads and writes are not
+    the snippet's) that runs only on instances of its class. `X.__init__(host_object, v)` would
+    otherwise be a native `setattr` on any object."""
+
+    def checked(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if not issubclass(type(self), cls):
+            raise TypeError(
+                f"descriptor '{name}' for '{cls.__name__}' objects doesn't apply to a "
+                f"'{type(self).__name__}' object"
+            )
+        return method(self, *args, **kwargs)
+
+    checked.__name__ = name
+    checked.__qualname__ = f"{cls.__qualname__}.{name}"
+    checked.__doc__ = method.__doc__
+    return checked
+
+
+def _guard_generated(before: Mapping[str, Any], cls: Any) -> Any:
+    """Wrap every function the decorator put on `cls` (those not in the class body `before`)."""
+    if not isinstance(cls, type):
+        return cls
+    for name, value in list(type.__getattribute__(cls, "__dict__").items()):
+        if isinstance(value, types.FunctionType) and before.get(name) is not value:
+            type.__setattr__(cls, name, _own_receiver(cls, name, value))
+    return cls
 
 
 def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable[..., Any]:
@@ -89,7 +123,12 @@ def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable
             return lambda c: decorate(c, **kwargs)
         guards.require_owned_class(cls, what)
         refuse_field_subclasses(cls)
-        return fn(cls, **kwargs)
+        before = dict(type.__getattribute__(cls, "__dict__"))
+        made = fn(cls, **kwargs)
+        if isinstance(made, type) and made is not cls and made.__mro__[1:] == cls.__mro__[1:]:
+            # `@dataclass(slots=True)` rebuilds the class from its dictionary: still the snippet's.
+            guards.owned.add(made)
+        return _guard_generated(before, made)
 
     return decorate
 

@@ -30,6 +30,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import quote_from_bytes
 
+from ..guards import seal
+
 NAME = "pathlib"
 
 _DRIVE_LETTERS = frozenset(string.ascii_letters)
@@ -542,6 +544,9 @@ class WindowsPath(Path, PureWindowsPath):
 
 
 _SEALED = True
+# As asyncio's: the class factory refuses these as bases however the snippet's bases are arranged.
+seal(PurePath, "pathlib")
+seal(_PathParents, "pathlib")
 
 
 def attrs() -> dict[str, Any]:

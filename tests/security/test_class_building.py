@@ -173,3 +173,66 @@ async def test_run_builtins_hide_what_they_are_bound_to(sb, backend):
     assert result.value[:6] == ["AttributeError", "AttributeError", "AttributeError", "TypeError", "TypeError",
                                 "TypeError"], result.value
     assert "Output" not in result.value[-2] and "RunGuards" not in "".join(result.value)
+
+
+# -- sealed classes: judged by the class factory, whatever the bases' __init_subclass__ does --------
+SKIP = "class Skip:\n    __slots__ = ()\n    def __init_subclass__(cls, **kw):\n        pass\n"
+SEALED_BASES = [
+    pytest.param("import asyncio\nB = type(asyncio.timeout(None))", "asyncio.Timeout cannot be subclassed", id="timeout"),
+    pytest.param("import asyncio\nB = asyncio.TaskGroup", "asyncio.TaskGroup cannot be subclassed", id="taskgroup"),
+    pytest.param("import asyncio\nB = asyncio.Lock", "asyncio.Lock cannot be subclassed", id="lock"),
+    pytest.param("import asyncio\nB = asyncio.Queue", "asyncio.Queue cannot be subclassed", id="queue"),
+    pytest.param("import asyncio\nasync def f():\n    pass\nB = type(asyncio.create_task(f()))",
+                 "asyncio.Task cannot be subclassed", id="task"),
+    pytest.param("import pathlib\nB = pathlib.PurePosixPath", "pathlib.PurePosixPath cannot be subclassed", id="purepath"),
+    pytest.param("import pathlib\nB = pathlib.Path", "pathlib.Path cannot be subclassed", id="path"),
+    pytest.param("import pathlib\nB = type(pathlib.PurePath('a/b').parents)", "pathlib._PathParents cannot be subclassed",
+                 id="parents"),
+    pytest.param("B = type(object.__setattr__).__mro__[1]", "'ReadOnly' cannot be subclassed", id="guards-readonly"),
+    pytest.param("B = type(object.__setattr__)", "'_CheckedWrite' cannot be subclassed", id="checked-write"),
+    pytest.param("B = type(print)", "'builtin_function_or_method' cannot be subclassed", id="run-builtin"),
+    pytest.param("import json\nB = type(json)", "'ModuleShim' cannot be subclassed", id="module-shim"),
+    pytest.param("B = type(tools)", "'Namespace' cannot be subclassed", id="tools-namespace"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("form", ["statement", "type"])
+@pytest.mark.parametrize(("make", "fragment"), SEALED_BASES)
+async def test_sealed_classes_cannot_be_subclassed_behind_a_base_that_skips_init_subclass(
+    sb, backend, form, make, fragment
+):
+    # A property on the subclass would catch what the sandbox's own code writes into its private
+    # slots (`Timeout.__aenter__` stores the run's scheduler task): the class is never made.
+    body = (
+        "got = []\n"
+        + (
+            "class T(Skip, B):\n    @property\n    def _task(self):\n        return got[-1]\n"
+            "    @_task.setter\n    def _task(self, v):\n        got.append(v)\n"
+            if form == "statement"
+            else "T = type('T', (Skip, B), {})\n"
+        )
+        + "return 'made'"
+    )
+    result = await sb.run(f"{make}\n{SKIP}{body}", backend=backend)
+    sb.assert_error(result, "exception", "TypeError", fragment)
+    assert sb.spy.calls == []
+    await sb.assert_next_run_ok(backend)
+
+
+SLOTS_LIAR = (
+    "class Liar:\n    def __init__(self):\n        self.n = 0\n"
+    "    def __iter__(self):\n        self.n += 1\n"
+    "        return iter(['a'] if self.n == 1 else ['__getattr__', '__deepcopy__'])\n"
+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("form", ["class Y:\n    __slots__ = Liar()\n", "Y = type('Y', (), {'__slots__': Liar()})\n"])
+async def test_slots_are_read_once_and_the_class_gets_what_was_checked(sb, backend, form):
+    result = await sb.run(SLOTS_LIAR + form + "return [sorted(k for k in vars(Y) if 'a' <= k[:1]), Y.__slots__]",
+                          backend=backend)
+    assert result.ok, result
+    assert result.value == [["a"], ["a"]]  # no `__getattr__`/`__deepcopy__` slot descriptors
+    refused = await sb.run("class Y:\n    __slots__ = iter(['__getattr__'])\nreturn 1", backend=backend)
+    sb.assert_error(refused, "exception", "__slots__ name '__getattr__' is not allowed")

@@ -78,7 +78,8 @@ async def test_forged_gather_is_a_snippet_error(sb, backend):
 SCHEDULER_REFUSED = {
     # scheduler internals
     "sched_subclass": (
-        "import asyncio\nT = type(asyncio.gather())\nclass X(T):\n    pass\nreturn repr(X())", "exception", "internals"),
+        "import asyncio\nT = type(asyncio.gather())\nclass X(T):\n    pass\nreturn repr(X())", "exception",
+        "asyncio._Awaitable cannot be subclassed"),
     "sched_direct": ("import asyncio\nT = type(asyncio.gather())\nreturn repr(T())", "exception", "internals"),
 }
 
@@ -470,7 +471,8 @@ TASK_INTERNALS = {
     "shield-inner": ("return asyncio.shield(t)._inner", "AttributeError", '"_inner" is not accessible'),
     "shield-waiters": ("return asyncio.shield(t)._waiters", "AttributeError", '"_waiters"'),
     "shield-build": ("return type(asyncio.shield(t))(t)", "TypeError", "sandbox internals cannot be created"),
-    "shield-subclass": ("class S(type(asyncio.shield(t))):\n    pass\nreturn S(t)", "TypeError", "internals"),
+    "shield-subclass": ("class S(type(asyncio.shield(t))):\n    pass\nreturn S(t)", "TypeError",
+                        "asyncio._Shielded cannot be subclassed"),
     "timeout-slot": ("return asyncio.timeout(1)._task", "AttributeError", '"_task" is not accessible'),
     "lock-subclass-spoof": ("class L(asyncio.Lock):\n    __module__ = 'sandbox.aio'\nreturn 1", "TypeError",
                             "asyncio.Lock cannot be subclassed"),

@@ -342,3 +342,67 @@ return sorted(f.name for f in dataclasses.fields(D))
 """
     result = await sb.run(code, backend=backend)
     assert result.ok and result.value == ["a", "b"], result
+
+
+# -- the methods @dataclass generates are host-compiled: they run only on their own instances ------
+FOREIGN_SELF = [
+    pytest.param("@dataclasses.dataclass\nclass X:\n    pwned: int\nX.__init__(textwrap.TextWrapper, 5)",
+                 "descriptor '__init__' for 'X' objects doesn't apply to a 'type' object", id="init-host-class"),
+    pytest.param("@dataclasses.dataclass(frozen=True)\nclass X:\n    pwned: int\nX.__init__(type(print), 5)",
+                 "descriptor '__init__' for 'X' objects doesn't apply to a 'type' object", id="frozen-init-run-builtin"),
+    pytest.param("@dataclasses.dataclass(frozen=True)\nclass X:\n    pwned: int\nX.__setattr__(textwrap.TextWrapper, 'pwned', 1)",
+                 "cannot modify class 'TextWrapper'", id="frozen-setattr"),
+    pytest.param("@dataclasses.dataclass(order=True)\nclass X:\n    width: int\nX.__lt__(textwrap.TextWrapper(), X(1))",
+                 "descriptor '__lt__' for 'X' objects doesn't apply to a 'TextWrapper' object", id="order-host-instance"),
+    pytest.param("@dataclasses.dataclass\nclass X:\n    width: int\nX.__eq__(textwrap.TextWrapper(), X(1))",
+                 "descriptor '__eq__' for 'X' objects", id="eq-host-instance"),
+    pytest.param("@dataclasses.dataclass\nclass X:\n    width: int\nX.__repr__(textwrap.TextWrapper())",
+                 "descriptor '__repr__' for 'X' objects", id="repr-host-instance"),
+    pytest.param("@dataclasses.dataclass\nclass X:\n    __annotations__ = {'__class__': object}",
+                 "dataclass field names cannot be dunders in the sandbox, got '__class__'", id="dunder-field"),
+    pytest.param("dataclasses.dataclass(type('S', (), {'__annotations__': {'__dict__': object}}))",
+                 "dataclass field names cannot be dunders in the sandbox, got '__dict__'", id="dunder-field-type"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("code", "fragment"), FOREIGN_SELF)
+async def test_generated_dataclass_methods_refuse_a_foreign_self(sb, backend, code, fragment):
+    result = await sb.run(f"import dataclasses, textwrap\n{code}\nreturn 1", backend=backend)
+    sb.assert_error(result, "exception", "TypeError", fragment)
+    assert sb.spy.calls == []
+
+
+async def test_generated_dataclass_methods_leave_host_classes_unchanged(isolated):
+    code = (
+        "import dataclasses, textwrap\nout = []\n"
+        "@dataclasses.dataclass\nclass X:\n    pwned: int\n"
+        "@dataclasses.dataclass(frozen=True)\nclass F:\n    pwned: int\n"
+        "for cls in (X, F):\n    for target in (textwrap.TextWrapper, type(print), textwrap.TextWrapper()):\n"
+        "        try:\n            cls.__init__(target, 5)\n        except TypeError:\n            out.append('refused')\n"
+        "return out"
+    )
+    check = "import textwrap\nstate = [hasattr(textwrap.TextWrapper, 'pwned')]"
+    report = isolated(code, check)
+    assert report["result"]["value"] == ["refused"] * 6, report
+    assert report["before"] == report["after"] == [False]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_dataclasses_still_work_through_the_checked_methods(sb, backend):
+    code = (
+        "import dataclasses\n"
+        "@dataclasses.dataclass(frozen=True, order=True, slots=True)\nclass Y:\n    a: int\n    b: str = 'x'\n"
+        "@dataclasses.dataclass\nclass Base:\n    _n: int\n"
+        "@dataclasses.dataclass\nclass Z(Base):\n    more: int = 0\n"
+        "    def __post_init__(self):\n        self.seen = True\n"
+        "@dataclasses.dataclass(frozen=True)\nclass F:\n    a: int\n"
+        "y = Y(1)\nz = Z(1, 2)\n"
+        "try:\n    F(1).a = 2\nexcept dataclasses.FrozenInstanceError:\n    frozen = True\n"
+        "return [repr(y), y == Y(1), y < Y(2), hash(y) == hash(Y(1)), repr(dataclasses.replace(y, a=3)),\n"
+        "        repr(z), z.seen, z._n, frozen, Y.__init__.__qualname__, dataclasses.astuple(z)]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == ["Y(a=1, b='x')", True, True, True, "Y(a=3, b='x')", "Z(_n=1, more=2)", True, 1, True,
+                            "Y.__init__", [1, 2]]

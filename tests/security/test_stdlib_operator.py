@@ -79,10 +79,10 @@ async def test_checked_attrgetter_factory_still_refuses(sb, backend):
 OPERATOR_REFUSED = {
     # attrgetter / methodcaller
     "ag_subclass": ("import operator\nclass X(operator.attrgetter):\n    pass\nreturn X('__globals__')(len)",
-                    "exception", "__globals__"),
+                    "exception", "'attrgetter' cannot be subclassed"),
     "mc_subclass_skip_init": (
         "import operator\nclass X(operator.methodcaller):\n    def __init__(self):\n        pass\nreturn X()(1)",
-        "exception", "_real"),
+        "exception", "'methodcaller' cannot be subclassed"),
     "ag_type_call": ("import operator\nreturn type(operator.attrgetter('a'))('__class__')(1)", "exception", "__class__"),
     "ag_real": ("import operator\nreturn operator.attrgetter('_real')(operator.attrgetter('x'))", "exception", "_real"),
     "mc_format": ("import operator\nreturn operator.methodcaller('format', '{0.__class__}')('x')", "exception", "format"),
