@@ -17,6 +17,7 @@ import types
 from collections import deque
 from typing import Any
 
+from .control import RunStopped
 from .guards import seal
 from .scheduler import (
     _KEY,
@@ -27,12 +28,12 @@ from .scheduler import (
     Waiter,
     _await_one,
     _Awaitable,
-    _Group,
+    _Gathering,
     _Internal,
     _Task,
-    gather,
     running,
     sleep,
+    wait_gathering,
 )
 
 
@@ -130,7 +131,6 @@ class Task(_Internal):
     (`Scheduler.call_soon`), get this object, and are reported in the log when they fail."""
 
     __slots__ = ("_task", "_done_callbacks")
-    _sandbox_task = True
 
     def __init__(self, key: object, task: _Task) -> None:
         self._task = task
@@ -233,10 +233,87 @@ def create_task(coro: Any, *, name: Any = None) -> Task:
     return _handle(task)
 
 
+class _GatheringFuture(_Internal):
+    """What `asyncio.gather` returns, CPython's future of that name: its children were started
+    when it was made; awaiting it (any number of times) gives the one list of results or raises
+    the one exception it settled with. `done`, `cancelled`, `result`, `exception` and the done
+    callbacks are `Task`'s; `cancel` cancels the children. The state sits in a private slot."""
+
+    __slots__ = ("_task", "_done_callbacks")
+
+    def __init__(self, key: object, gathering: _Gathering) -> None:
+        self._task = gathering
+        self._done_callbacks: list[Any] = []
+
+    done = Task.done
+    cancelled = Task.cancelled
+    result = Task.result
+    exception = Task.exception
+    add_done_callback = Task.add_done_callback
+    remove_done_callback = Task.remove_done_callback
+    _schedule_callbacks = Task._schedule_callbacks
+
+    def cancel(self, msg: Any = None) -> bool:
+        return self._task.sched.cancel_gathering(self._task)
+
+    def __await__(self) -> Any:
+        gathering = self._task
+        if not gathering.done:
+            yield wait_gathering(gathering)
+        return _outcome(gathering)
+
+    def __repr__(self) -> str:
+        return f"<_GatheringFuture {'finished' if self._task.done else 'pending'}>"
+
+
+_NOT_AWAITABLE = "An asyncio.Future, a coroutine or an awaitable is required"
+
+
+def _child_of(sched: Scheduler, aw: Any) -> Any:
+    """What `gather` waits for in place of `aw`, CPython's `ensure_future`: a task or gather
+    as it is, a coroutine or other awaitable (a tool call) wrapped in a new task."""
+    if isinstance(aw, (Task, _GatheringFuture)):
+        inner = aw._task
+        if inner.sched is not sched:
+            what = "task" if isinstance(aw, Task) else "gather"
+            raise RuntimeError(f"this {what} belongs to an earlier run")
+        return inner
+    if isinstance(aw, types.CoroutineType):
+        return sched.spawn_user(aw)
+    if hasattr(type(aw), "__await__"):
+        return sched.spawn_user(_await_one(aw))
+    raise TypeError(_NOT_AWAITABLE)
+
+
+def gather(*aws: Any, return_exceptions: bool = False) -> _GatheringFuture:
+    """`asyncio.gather`: start the awaitables now (each coroutine and tool call as a task that
+    runs once the current task waits, counted against the task cap) and return the future of
+    their results, in order. An argument given twice runs once. A bad argument raises here,
+    and the tasks made for the arguments before it keep running, as in CPython."""
+    sched = running()
+    children: list[Any] = []
+    made: dict[int, Any] = {}
+    for i, aw in enumerate(aws):
+        child = made.get(id(aw))
+        if child is None:
+            try:
+                child = made[id(aw)] = _child_of(sched, aw)
+            except RunStopped:
+                # The task cap ends the run: the coroutines not started are closed unrun.
+                for rest in aws[i:]:
+                    if isinstance(rest, types.CoroutineType):
+                        rest.close()
+                raise
+        children.append(child)
+    gathering = sched.gathering(children, bool(return_exceptions))
+    gathering.handle = _GatheringFuture(_KEY, gathering)
+    return gathering.handle
+
+
 def _ensure_task(aw: Any) -> Task:
     if isinstance(aw, Task):
         return aw
-    if isinstance(aw, (PendingCall, _Awaitable, _Shielded)):
+    if isinstance(aw, (PendingCall, _Awaitable, _Shielded, _GatheringFuture)):
         return create_task(_await_one(aw))
     return create_task(aw)
 
@@ -248,7 +325,6 @@ class _Shielded(_Internal):
     the inner task sits in a private slot."""
 
     __slots__ = ("_inner", "_cancelled", "_waiters")
-    _sandbox_task = True
 
     def __init__(self, key: object, inner: _Task) -> None:
         self._inner = inner
@@ -687,7 +763,7 @@ ALL_COMPLETED = "ALL_COMPLETED"
 
 
 def _tasks_of(aws: Any, what: str) -> list[Task]:
-    if isinstance(aws, (Task, types.CoroutineType, PendingCall)) or not hasattr(aws, "__iter__"):
+    if isinstance(aws, (Task, types.CoroutineType, PendingCall, _GatheringFuture)) or not hasattr(aws, "__iter__"):
         raise TypeError(f"{what} takes an iterable of tasks or coroutines, not one awaitable")
     tasks: list[Task] = []
     seen: set[int] = set()
@@ -891,5 +967,5 @@ ASYNCIO_SHIM: dict[str, Any] = {
 _SEALED = True
 # The class factory's seal holds whatever `__init_subclass__` chain a snippet's bases build;
 # `_Final.__init_subclass__` only covers the classes this module defines before it is loaded.
-for _sealed in (_Final, _Internal, _Task, _Group, Scheduler):
+for _sealed in (_Final, _Internal, _Task, _Gathering, Scheduler):
     seal(_sealed, "asyncio")

@@ -14,7 +14,6 @@ import heapq
 import math
 import threading
 import time
-import types
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -72,11 +71,12 @@ class _Sleep(_Internal):
 
 
 class _Gather(_Internal):
-    __slots__ = ("_awaitables", "_return_exceptions")
+    """A task's wait for a gather to settle (what awaiting an `asyncio.gather` future yields)."""
 
-    def __init__(self, key: object, awaitables: tuple[Any, ...], return_exceptions: bool) -> None:
-        self._awaitables = awaitables
-        self._return_exceptions = return_exceptions
+    __slots__ = ("_gathering",)
+
+    def __init__(self, key: object, gathering: _Gathering) -> None:
+        self._gathering = gathering
 
 
 class _Awaitable(_Internal):
@@ -119,9 +119,8 @@ def make_pending(request: CallRequest) -> PendingCall:
     return PendingCall(_KEY, request)
 
 
-def gather(*aws: Any, return_exceptions: bool = False) -> _Awaitable:
-    """`asyncio.gather` for snippets: runs the awaitables concurrently, results in order."""
-    return _Awaitable(_KEY, _Gather(_KEY, tuple(aws), bool(return_exceptions)))
+def wait_gathering(gathering: _Gathering) -> _Gather:
+    return _Gather(_KEY, gathering)
 
 
 async def sleep(delay: float, result: Any = None) -> Any:
@@ -137,7 +136,7 @@ async def sleep(delay: float, result: Any = None) -> Any:
 
 
 MAX_SLEEP = 1e6
-#: Unfinished tasks a run may have at once (`asyncio.create_task`, gathered awaitables).
+#: Unfinished tasks a run may have at once (`asyncio.create_task`, the tasks `gather` wraps).
 MAX_TASKS = 10_000
 
 
@@ -176,23 +175,21 @@ async def _await_one(awaitable: Any) -> Any:
 
 
 class _Task:
-    __slots__ = ("coro", "group", "index", "done", "value", "error", "sched", "blocked",
+    __slots__ = ("coro", "done", "value", "error", "sched", "blocked",
                  "must_cancel", "cancelled", "callbacks", "user", "name", "handle")
 
-    def __init__(self, sched: Scheduler, coro: Coroutine[Any, Any, Any], group: _Group | None,
-                 index: int) -> None:
+    def __init__(self, sched: Scheduler, coro: Coroutine[Any, Any, Any]) -> None:
         self.sched = sched
         self.coro = coro
-        self.group = group
-        self.index = index
         self.done = False
         self.value: Any = None
         self.error: BaseException | None = None
-        #: What the task waits for (a call, a waiter, a gather group); a wake-up for anything
+        #: What the task waits for (a call, a waiter, a gather); a wake-up for anything
         #: else is stale and dropped.
         self.blocked: Any = None
         self.must_cancel = False
         self.cancelled = False
+        #: Host callables run with the task once it is done (`Scheduler._run_callbacks`).
         self.callbacks: list[Any] = []
         self.user = False
         self.name = ""
@@ -200,16 +197,64 @@ class _Task:
         self.handle: Any = None
 
 
-class _Group:
-    __slots__ = ("parent", "results", "pending", "return_exceptions", "children", "finished")
+class _Gathering:
+    """One `asyncio.gather`'s state, CPython's `_GatheringFuture`: its children (tasks or other
+    gatherings, a repeated argument listed again) settle it as they finish. The first error
+    settles it (unless `return_exceptions`) and the others keep running; once settled, the
+    outcome is kept, so every await gives the same list or raises the same exception. It has a
+    task's outcome fields, so the snippet's view reuses `Task`'s inspection methods."""
 
-    def __init__(self, parent: _Task, size: int, return_exceptions: bool) -> None:
-        self.parent = parent
-        self.results: list[Any] = [None] * size
-        self.pending = size
+    __slots__ = ("sched", "children", "distinct", "return_exceptions", "finished", "done", "value",
+                 "error", "cancelled", "callbacks", "cancel_requested", "handle")
+
+    def __init__(self, sched: Scheduler, children: list[Any], return_exceptions: bool) -> None:
+        self.sched = sched
+        self.children = children
+        #: Each child once (a repeated argument is one task), in order.
+        self.distinct = list({id(c): c for c in children}.values())
         self.return_exceptions = return_exceptions
-        self.children: list[_Task] = []
-        self.finished = False
+        self.finished = 0
+        self.done = False
+        self.value: Any = None
+        self.error: BaseException | None = None
+        #: Always False, as in CPython: a cancelled gather ends with `CancelledError` as its
+        #: exception, not in the cancelled state.
+        self.cancelled = False
+        self.callbacks: list[Any] = []
+        self.cancel_requested = False
+        self.handle: Any = None
+        if not self.distinct:
+            self._settle([], None)
+        for child in self.distinct:
+            if child.done:
+                self._child_done(child)
+            else:
+                child.callbacks.append(self._child_done)
+
+    def _child_done(self, child: Any) -> None:
+        self.finished += 1
+        if self.done:
+            return  # settled already: what this child gives is dropped
+        if not self.return_exceptions:
+            if child.cancelled:
+                self._settle(None, CancelledError())
+                return
+            if child.error is not None:
+                self._settle(None, child.error)
+                return
+        if self.finished < len(self.distinct):
+            return
+        if self.cancel_requested:
+            self._settle(None, CancelledError())
+            return
+        self._settle([CancelledError() if c.cancelled else c.error if c.error is not None else c.value
+                      for c in self.children], None)
+
+    def _settle(self, value: Any, error: BaseException | None) -> None:
+        self.done = True
+        self.value = value
+        self.error = error
+        self.sched._run_callbacks(self)
 
 
 def call_limit_message(limit: int) -> str:
@@ -264,14 +309,21 @@ class Scheduler:
         self.soon: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
         self.soon_runner: _Task | None = None
         self.closing = False
+        #: Tasks and gatherings whose done callbacks are due, run one after the other (a chain
+        #: of nested gathers settles without recursion).
+        self._due: deque[Any] = deque()
+        self._draining = False
+        #: Gathers still to cancel while one cancel is being carried out (`cancel_gathering`).
+        self._cancels: deque[_Gathering] = deque()
+        self._cancelling = False
 
     def start(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.main = self._spawn(coro, None, 0)
+        self.main = self._spawn(coro)
         self._names += 1
         self.main.name = "Task-1"
 
     def name_of(self, task: _Task) -> str:
-        """A task's name; one that has none yet (a gathered awaitable) gets the next `Task-<n>`."""
+        """A task's name; one that has none yet (the scheduler's own) gets the next `Task-<n>`."""
         if not task.name:
             self._names += 1
             task.name = f"Task-{self._names}"
@@ -285,7 +337,7 @@ class Scheduler:
             return
         self.soon.append((fn, args))
         if self.soon_runner is None:
-            self.soon_runner = self._spawn(self._run_soon(), None, 0)
+            self.soon_runner = self._spawn(self._run_soon())
 
     async def _run_soon(self) -> None:
         try:
@@ -323,21 +375,22 @@ class Scheduler:
     def main_done(self) -> bool:
         return self.main is not None and self.main.done
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any], group: _Group | None, index: int) -> _Task:
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> _Task:
         if self.live >= MAX_TASKS:
             # Raised in the snippet's frame, which may catch it: the scheduler raises it again
             # as soon as that task yields.
             self.stopping = stop("exception", task_limit_message(MAX_TASKS))
             raise self.stopping
-        task = _Task(self, coro, group, index)
+        task = _Task(self, coro)
         self.live += 1
         self.tasks.append(task)
         self.ready.append((task, None, None))
         return task
 
     def spawn_user(self, coro: Coroutine[Any, Any, Any]) -> _Task:
-        """A task from `asyncio.create_task`: counted in the note about tasks left pending."""
-        task = self._spawn(coro, None, 0)
+        """A task from `asyncio.create_task` or `gather`: counted in the note about tasks left
+        pending."""
+        task = self._spawn(coro)
         task.user = True
         self._names += 1
         task.name = f"Task-{self._names}"
@@ -383,14 +436,17 @@ class Scheduler:
                 if self.stopping is not None:
                     raise self.stopping
                 if task.done:
-                    # Ended while it ran (its group failed or was cancelled): what it yielded
-                    # never starts.
+                    # Ended while it ran: what it yielded never starts.
                     self._drop_request(request)
                     continue
                 if task.must_cancel:
-                    # Cancelled while running (by itself): what it yielded never starts.
+                    # Cancelled while running (by itself, or by a task it woke): what it yielded
+                    # never starts, and a gather it was about to wait for is cancelled, as
+                    # CPython cancels the future a task with a pending cancel yields.
                     task.must_cancel = False
                     self._drop_request(request)
+                    if type(request) is _Gather and request._gathering.sched is self:
+                        self.cancel_gathering(request._gathering)
                     ready.append((task, None, CancelledError()))
                     continue
                 try:
@@ -408,10 +464,6 @@ class Scheduler:
             self.issued.discard(request)
         elif kind is Waiter and request._state == _PENDING:
             request._state = _ABANDONED
-        elif kind is _Gather:
-            for aw in request._awaitables:
-                if isinstance(aw, types.CoroutineType):
-                    aw.close()
 
     def _dispatch(self, task: _Task, request: Any) -> None:
         kind = type(request)
@@ -442,7 +494,14 @@ class Scheduler:
             task.blocked = waiter
             self.call_later(request._delay, lambda: self.fire(waiter))
         elif kind is _Gather:
-            self._gather(task, request)
+            gathering = request._gathering
+            if gathering.sched is not self:
+                self.ready.append((task, None, RuntimeError("this gather belongs to an earlier run")))
+            elif gathering.done:
+                self.ready.append((task, None, None))
+            else:
+                task.blocked = request
+                gathering.callbacks.append(lambda _g: self._wake(task, request, None, None))
         else:
             self.ready.append(
                 (task, None, TypeError("a snippet can only await tool calls, asyncio.sleep, "
@@ -472,34 +531,55 @@ class Scheduler:
         heapq.heappush(self.timers, (time.monotonic() + min(max(0.0, delay), MAX_SLEEP), self._seq, handle))
         return handle
 
-    def _gather(self, parent: _Task, request: _Gather) -> None:
-        group = _Group(parent, len(request._awaitables), request._return_exceptions)
-        if not request._awaitables:
-            self.ready.append((parent, [], None))
-            return
-        coros = []
-        for aw in request._awaitables:
-            if isinstance(aw, types.CoroutineType):
-                coros.append(aw)
-            elif isinstance(aw, (PendingCall, _Awaitable)) or getattr(type(aw), "_sandbox_task", False):
-                coros.append(_await_one(aw))
-            else:
-                for c in coros:
-                    c.close()
-                self.ready.append(
-                    (parent, None, TypeError(
-                        f"asyncio.gather() takes awaitables (tool calls, tasks or coroutines), "
-                        f"got a '{type(aw).__name__}'"))
-                )
-                return
-        parent.blocked = group
-        for i, coro in enumerate(coros):
-            try:
-                group.children.append(self._spawn(coro, group, i))
-            except RunStopped:
-                for c in coros[i:]:
-                    c.close()
-                raise
+    def gathering(self, children: list[Any], return_exceptions: bool) -> _Gathering:
+        """The state of one `asyncio.gather` over `children` (this run's tasks and gatherings)."""
+        return _Gathering(self, children, return_exceptions)
+
+    def cancel_gathering(self, gathering: _Gathering) -> bool:
+        """`gather(...).cancel()`: cancel every child not done yet, nested gathers' children
+        included; False when nothing was left to cancel. As in CPython, a gather whose cancel
+        reached a child ends with `CancelledError` whatever `return_exceptions` says. Gathers
+        that the cancelled tasks wait for are cancelled after, from a queue: however deep the
+        snippet nests tasks and gathers, nothing recurses."""
+        if gathering.done:
+            return False
+        outermost = not self._cancelling
+        self._cancelling = True
+        try:
+            hit = self._cancel_tree(gathering)
+            if outermost:
+                while self._cancels:
+                    self._cancel_tree(self._cancels.popleft())
+        finally:
+            if outermost:
+                self._cancelling = False
+        return hit
+
+    def _cancel_tree(self, gathering: _Gathering) -> bool:
+        if gathering.done:
+            return False
+        order: list[_Gathering] = []
+        seen: set[int] = {id(gathering)}
+        stack = [gathering]
+        while stack:
+            g = stack.pop()
+            order.append(g)
+            for child in g.distinct:
+                if type(child) is _Gathering and not child.done and id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append(child)
+        cancelled: dict[int, bool] = {}
+        for g in reversed(order):  # children before the gathers that hold them
+            hit = False
+            for child in g.distinct:
+                if type(child) is _Gathering:
+                    hit = cancelled.get(id(child), False) or hit
+                elif self.cancel(child):
+                    hit = True
+            cancelled[id(g)] = hit
+            if hit:
+                g.cancel_requested = True
+        return cancelled[id(gathering)]
 
     def _finish(self, task: _Task, value: Any, error: BaseException | None) -> None:
         if task.done:  # killed already (by a cancel that reached it while it ran): counted once
@@ -510,23 +590,23 @@ class Scheduler:
         task.error = error
         if isinstance(error, CancelledError):
             task.cancelled = True
-        for callback in task.callbacks:
-            callback(task)
-        task.callbacks = []
-        group = task.group
-        if group is None or group.finished:
+        self._run_callbacks(task)
+
+    def _run_callbacks(self, done: Any) -> None:
+        """Run the host callbacks of a task or gathering that just ended. One that settles a
+        gathering queues that gathering's callbacks behind, so nesting never recurses."""
+        self._due.append(done)
+        if self._draining:
             return
-        if error is not None and not group.return_exceptions:
-            # As in CPython, the first error settles the gather and the other children keep
-            # running (what they return is dropped); only cancelling the gather cancels them.
-            group.finished = True
-            self._wake(group.parent, group, None, error)
-            return
-        group.results[task.index] = error if error is not None else value
-        group.pending -= 1
-        if group.pending == 0:
-            group.finished = True
-            self._wake(group.parent, group, group.results, None)
+        self._draining = True
+        try:
+            while self._due:
+                item = self._due.popleft()
+                callbacks, item.callbacks = item.callbacks, []
+                for callback in callbacks:
+                    callback(item)
+        finally:
+            self._draining = False
 
     def _wake(self, task: _Task, token: Any, value: Any, error: BaseException | None) -> None:
         if not task.done and task.blocked is token:
@@ -545,11 +625,13 @@ class Scheduler:
         if type(blocked) is Waiter:
             if blocked._state == _PENDING:
                 blocked._state = _ABANDONED
-        elif type(blocked) is _Group:
-            blocked.finished = True
-            for child in blocked.children:
-                if not child.done:
-                    self._kill(child)
+        elif type(blocked) is _Gather:
+            # As CPython's `Task.cancel` cancels the future its task waits for: the gather's
+            # children are cancelled before anything else runs.
+            if self._cancelling:
+                self._cancels.append(blocked._gathering)
+            else:
+                self.cancel_gathering(blocked._gathering)
         # A host call keeps running on the host; its answer is dropped when it comes.
         self.ready.append((task, None, CancelledError()))
         return True
@@ -578,9 +660,7 @@ class Scheduler:
             pass
         if task.error is None:
             task.error = CancelledError()
-        for callback in task.callbacks:
-            callback(task)
-        task.callbacks = []
+        self._run_callbacks(task)
 
     def take_outbox(self) -> list[tuple[int, CallRequest]]:
         out = self.outbox

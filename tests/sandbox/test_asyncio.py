@@ -351,6 +351,205 @@ def test_cancelling_a_gather_still_cancels_its_children(backend: str) -> None:
     assert result.value == [True, ["child ended", "child ended"]]
 
 
+# -- gather as an eager future ----------------------------------------------------------------------
+def test_gather_starts_its_children_at_once_and_keeps_its_result(backend: str) -> None:
+    # As in CPython: the children are tasks from the moment gather() returns, whether or not it
+    # is awaited, and every await of the same gather gives the same list.
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def job(n):\n    log.append(n)\n    await asyncio.sleep(0)\n    return n\n"
+        "g = asyncio.gather(job(1), job(2))\nlog.append(['made', g.done()])\n"
+        "asyncio.gather(job(3))\n"
+        "await asyncio.sleep(0)\nlog.append('slept')\n"
+        "first = await g\nsecond = await g\n"
+        "return [log, first, first is second, g.done(), g.result() is first, g.exception(), g.cancel(),\n"
+        "        g.cancelled()]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [[["made", False], 1, 2, 3, "slept"], [1, 2], True, True, True, None, False, False]
+
+
+def test_a_failed_gather_raises_the_same_exception_each_time(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "async def boom():\n    raise ValueError('detonate')\n"
+        "g = asyncio.gather(boom())\nseen = []\n"
+        "for _ in range(3):\n    try:\n        await g\n    except ValueError as e:\n        seen.append(e)\n"
+        "outer = asyncio.gather(asyncio.sleep(0, 'late'), g)\n"
+        "try:\n    await outer\nexcept ValueError as e:\n    seen.append(e)\n"
+        "return [str(seen[0]), all(e is seen[0] for e in seen), len(seen), g.exception() is seen[0]]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["detonate", True, 4, True]
+
+
+def test_gather_refuses_a_non_awaitable_when_called(backend: str) -> None:
+    # CPython's message, raised by gather() itself; a child made before the bad argument runs.
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def job():\n    log.append('ran')\n"
+        "try:\n    asyncio.gather(job(), 123)\nexcept TypeError as e:\n    log.append(str(e))\n"
+        "await asyncio.sleep(0)\nreturn log"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["An asyncio.Future, a coroutine or an awaitable is required", "ran"]
+
+
+def test_gather_runs_a_repeated_argument_once(backend: str) -> None:
+    calls: list[Any] = []
+
+    async def record(x: Any = None) -> Any:
+        calls.append(x)
+        return x
+
+    code = (
+        "import asyncio\nruns = []\n"
+        "async def once():\n    runs.append(1)\n    return 'o'\n"
+        "async def job():\n    return 'j'\n"
+        "c = once()\nt = asyncio.create_task(job())\ncall = tools.record(x=7)\n"
+        "inner = asyncio.gather(job())\n"
+        "r = await asyncio.gather(c, c, t, t, call, call, inner, inner)\n"
+        "done = await asyncio.gather(asyncio.gather(), asyncio.gather(asyncio.gather()))\n"
+        "return [r, runs, done]"
+    )
+    result = run(code, backend, bindings={"record": record})
+    assert result.ok, result
+    assert result.value == [["o", "o", "j", "j", 7, 7, ["j"], ["j"]], [1], [[], [[]]]]
+    assert calls == [7]
+
+
+def test_an_already_awaited_coroutine_fails_the_gather_when_it_runs(backend: str) -> None:
+    code = (
+        "import asyncio\nout = []\n"
+        "async def f():\n    return 1\n"
+        "c = f()\nawait c\ng = asyncio.gather(c)\nout.append(g.done())\n"
+        "try:\n    await g\nexcept RuntimeError as e:\n    out.append(str(e))\n"
+        "shared = f()\ng1 = asyncio.gather(shared)\ng2 = asyncio.gather(shared)\n"
+        "out.append(await g1)\n"
+        "try:\n    await g2\nexcept RuntimeError as e:\n    out.append(str(e))\n"
+        "return out"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [False, "cannot reuse already awaited coroutine", [1],
+                            "cannot reuse already awaited coroutine"]
+
+
+def test_gather_inspection_and_done_callbacks(backend: str) -> None:
+    code = (
+        "import asyncio\nseen = []\n"
+        "async def job():\n    await asyncio.sleep(0)\n    return 5\n"
+        "g = asyncio.gather(job(), job())\nerrors = []\n"
+        "for probe in (g.result, g.exception):\n    try:\n        probe()\n"
+        "    except asyncio.InvalidStateError as e:\n        errors.append(str(e))\n"
+        "def cb(fut):\n    seen.append([fut is g, fut.result()])\n"
+        "g.add_done_callback(cb)\ng.add_done_callback(print)\nremoved = g.remove_done_callback(print)\n"
+        "await g\nawait asyncio.sleep(0)\n"
+        "g.add_done_callback(cb)\nawait asyncio.sleep(0)\n"
+        "empty = asyncio.gather()\n"
+        "return [errors, seen, removed, repr(g), empty.done(), empty.result(), repr(asyncio.gather(job()))]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [
+        ["Result is not set.", "Exception is not set."], [[True, [5, 5]], [True, [5, 5]]], 1,
+        "<_GatheringFuture finished>", True, [], "<_GatheringFuture pending>",
+    ]
+    assert result.logs == ["note: 1 task was still pending when the program ended and was cancelled"]
+
+
+def test_cancelling_a_gather_future_cancels_its_children(backend: str) -> None:
+    # As in CPython: cancel() reaches the children, and the gather then ends with CancelledError
+    # as its exception (it is not itself in the cancelled state), even with return_exceptions.
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def child(n):\n    try:\n        await asyncio.sleep(10)\n"
+        "    except asyncio.CancelledError:\n        log.append(n)\n        raise\n"
+        "async def stubborn():\n    try:\n        await asyncio.sleep(10)\n"
+        "    except asyncio.CancelledError:\n        log.append('swallowed')\n    return 'kept'\n"
+        "g = asyncio.gather(child(1), asyncio.gather(child(2)))\nawait asyncio.sleep(0)\n"
+        "out = [g.cancel(), g.done()]\n"
+        "try:\n    await g\nexcept asyncio.CancelledError:\n    out.append('raised')\n"
+        "out += [g.done(), g.cancelled(), type(g.exception()).__name__, g.cancel()]\n"
+        "h = asyncio.gather(stubborn(), return_exceptions=True)\nawait asyncio.sleep(0)\nh.cancel()\n"
+        "try:\n    out.append(await h)\nexcept asyncio.CancelledError:\n    out.append('h raised')\n"
+        "return [sorted(map(str, log)), out]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [["1", "2", "swallowed"],
+                            [True, False, "raised", True, False, "CancelledError", False, "h raised"]]
+
+
+def test_a_task_cancelled_before_it_awaits_a_gather_cancels_that_gather(backend: str) -> None:
+    # As in CPython: the future a task with a pending cancel goes on to await is cancelled too.
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def child():\n    try:\n        await asyncio.sleep(5)\n"
+        "    except asyncio.CancelledError:\n        log.append('child cancelled')\n        raise\n"
+        "async def me():\n    g = asyncio.gather(child())\n    await asyncio.sleep(0)\n"
+        "    asyncio.current_task().cancel()\n"
+        "    try:\n        await g\n    except asyncio.CancelledError:\n        log.append('me cancelled')\n"
+        "    await asyncio.sleep(0)\n    return g.done()\n"
+        "log.append(await asyncio.create_task(me()))\nreturn log"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == ["child cancelled", "me cancelled", True]
+
+
+def test_the_asyncio_helpers_take_a_gather_future(backend: str) -> None:
+    code = (
+        "import asyncio\nlog = []\n"
+        "async def slow(n):\n    try:\n        await asyncio.sleep(5)\n"
+        "    except asyncio.CancelledError:\n        log.append(n)\n        raise\n"
+        "async def quick():\n    return 'q'\n"
+        "g = asyncio.gather(slow(1), slow(2))\n"
+        "try:\n    await asyncio.wait_for(g, 0.01)\nexcept TimeoutError:\n    log.append('timeout')\n"
+        "await asyncio.sleep(0)\nout = [g.done(), type(g.exception()).__name__]\n"
+        "done, pending = await asyncio.wait([asyncio.gather(quick())])\nout.append([len(done), len(pending)])\n"
+        "out.append(await asyncio.shield(asyncio.gather(quick(), quick())))\n"
+        "out.append([await f for f in asyncio.as_completed([asyncio.gather(quick())])])\n"
+        "return [sorted(map(str, log)), out]"
+    )
+    result = run(code, backend)
+    assert result.ok, result
+    assert result.value == [["1", "2", "timeout"], [True, "CancelledError", [1, 0], ["q", "q"], [["q"]]]]
+
+
+def test_a_gathers_pending_children_are_counted_in_the_note(backend: str) -> None:
+    code = (
+        "import asyncio\n"
+        "async def forever():\n    await asyncio.Event().wait()\n"
+        "async def boom():\n    raise ValueError('b')\n"
+        "asyncio.gather(forever(), forever())\n"
+        "try:\n    await asyncio.gather(forever(), boom())\nexcept ValueError:\n    pass\n"
+        "return 'end'"
+    )
+    result = run(code, backend)
+    assert result.ok and result.value == "end", result
+    assert result.logs == ["note: 3 tasks were still pending when the program ended and were cancelled"]
+
+
+def test_gathered_tool_calls_go_to_the_host_in_one_batch(backend: str) -> None:
+    # Made eagerly, the gather's call tasks still all reach the host before any answer is back.
+    f = InFlight()
+    code = (
+        "import asyncio\n"
+        "g = asyncio.gather(*(tools.f(x=i) for i in range(8)))\n"
+        "h = asyncio.gather(tools.f(x=8), tools.f(x=9))\n"
+        "return [await g, await h, await g]"
+    )
+    result = run(code, backend, bindings={"f": f})
+    assert result.ok, result
+    assert result.value == [list(range(8)), [8, 9], list(range(8))]
+    assert f.calls == 10
+    assert f.most == 10
+
+
 # -- sleep as a coroutine, current_task, names ------------------------------------------------------
 def test_sleep_is_a_coroutine_that_create_task_takes_and_gives_its_result(backend: str) -> None:
     code = (
@@ -564,7 +763,8 @@ def test_an_expired_timeout_cannot_be_rescheduled(backend: str) -> None:
      ("asyncio.BoundedSemaphore()", "BoundedSemaphore"), ("asyncio.Condition()", "Condition"),
      ("asyncio.Queue()", "Queue"), ("asyncio.timeout(1)", "Timeout"), ("asyncio.TaskGroup()", "TaskGroup"),
      ("asyncio.create_task(f())", "Task"), ("asyncio.shield(asyncio.create_task(f()))", "_Shielded"),
-     ("asyncio.as_completed([f()])", "_AsCompleted")],
+     ("asyncio.as_completed([f()])", "_AsCompleted"), ("asyncio.gather(f())", "_GatheringFuture"),
+     ("asyncio.gather()", "_GatheringFuture")],
 )
 @pytest.mark.parametrize("how", ["copy", "deepcopy"])
 def test_asyncio_objects_cannot_be_copied(make: str, name: str, how: str) -> None:

@@ -286,3 +286,36 @@ async def test_one_shot_runs_never_see_session_state(backend: str) -> None:
         assert one_shot.error is not None and "NameError" in one_shot.error.message
     finally:
         s.close()
+
+
+async def test_a_gather_from_an_earlier_run_keeps_its_outcome(backend: str) -> None:
+    s, _ = session(backend)
+    seen: list[Any] = []
+
+    async def one(**kwargs: Any) -> str:
+        seen.append(kwargs)
+        return "one"
+
+    try:
+        first = await s.run(
+            "import asyncio\n"
+            "async def slow():\n    await asyncio.sleep(10)\n"
+            "settled = asyncio.gather(asyncio.gather())\n"
+            "pending = asyncio.gather(slow(), tools.one(x=1))\n"
+            "return settled.done()",
+            bindings={"one": one}, limits=FAST)
+        assert first.ok and first.value is True, first
+        assert first.logs[-1] == "note: 2 tasks were still pending when the program ended and were cancelled"
+        # The end of the first run cancelled the gather's children, which settled it.
+        second = await s.run(
+            "out = [await settled, pending.done(), pending.cancel(), type(pending.exception()).__name__]\n"
+            "try:\n    await pending\nexcept asyncio.CancelledError:\n    out.append('cancelled')\n"
+            "try:\n    asyncio.gather(pending)\nexcept RuntimeError as e:\n    out.append(str(e))\n"
+            "return out",
+            bindings={"one": one}, limits=FAST)
+        assert second.ok, second
+        assert second.value == [[[]], True, False, "CancelledError", "cancelled",
+                                "this gather belongs to an earlier run"]
+        assert seen == []  # the earlier run's gathered call never reached the host
+    finally:
+        s.close()

@@ -163,7 +163,7 @@ SANCTIONED_SANDBOX = frozenset(
         # the sandbox's asyncio (sandbox/aio.py): state in private slots, no loop or scheduler
         "Task", "Waiter", "Lock", "Event", "Semaphore", "BoundedSemaphore", "Condition", "Queue",
         "Timeout", "TaskGroup", "_AsCompleted", "_Final", "CancelledError", "InvalidStateError",
-        "QueueEmpty", "QueueFull", "_Shielded",
+        "QueueEmpty", "QueueFull", "_Shielded", "_GatheringFuture",
         # the pathlib shim's own pure paths (sandbox/shims/pathlib.py): strings in private slots
         "PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath", "_PathParents",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
@@ -366,7 +366,7 @@ async def agen():
 async def slept():
     await asyncio.sleep(0)
 async def gathered():
-    await asyncio.gather()
+    await asyncio.gather(asyncio.sleep(0))
 seeds = {}
 def add(name, make):
     try:
@@ -390,6 +390,15 @@ add('gather-request', lambda: g.send(None))
 add('pending', lambda: tools.f())
 add('sleep', lambda: asyncio.sleep(0))
 add('gather', lambda: asyncio.gather())
+async def noop_gathered():
+    return 1
+async def fails_gathered():
+    raise ValueError('gathered')
+add('gather-future', lambda: asyncio.gather(noop_gathered(), tools.f(), asyncio.sleep(0, 'r'), return_exceptions=True))
+add('gather-nested', lambda: asyncio.gather(seeds['gather-future'], asyncio.gather(fails_gathered())))
+seeds['gather-nested'].add_done_callback(fn)
+add('gather-failed', lambda: asyncio.gather(fails_gathered()))
+add('gather-settled', lambda: asyncio.gather(asyncio.gather(), seeds['gather']))
 async def noop():
     return 1
 add('task', lambda: asyncio.create_task(noop()))

@@ -93,7 +93,8 @@ async def test_scheduler_internals_refused(sb, name, backend):
 
 ASYNCIO_CLOSED = [
     pytest.param("import asyncio\nreturn await asyncio.gather(1)", "exception",
-                 ["TypeError", "takes awaitables"], id="gather-non-awaitable"),
+                 ["TypeError", "An asyncio.Future, a coroutine or an awaitable is required"],
+                 id="gather-non-awaitable"),
     pytest.param("import asyncio\nawait asyncio.sleep(True)", "exception", ["TypeError", "number of seconds"],
                  id="sleep-bool"),
     pytest.param("import asyncio\nawait asyncio.sleep(float('nan'))", "exception", ["ValueError", "NaN"],
@@ -532,3 +533,152 @@ async def test_copying_a_primitive_is_refused_and_the_original_is_untouched(sb, 
     )
     cls = make.split("(")[0].split(".")[1]
     await sb.assert_harmless(code, [f"'{cls}' objects cannot be copied", expected], backend=backend)
+
+
+# -- the gather future ----------------------------------------------------------------------------
+GATHER_INTERNALS = {
+    "gather-dict": ("return g.__dict__", "AttributeError", '"__dict__" is not accessible'),
+    "gather-vars": ("return vars(g)", "TypeError", "vars() argument must have __dict__ attribute"),
+    "gather-slot": ("return g._task", "AttributeError", '"_task" is not accessible'),
+    "gather-getattr": ("return getattr(g, '_task')", "AttributeError", '"_task" is not accessible'),
+    "gather-callbacks": ("return g._done_callbacks", "AttributeError", '"_done_callbacks" is not accessible'),
+    "gather-init": ("return type(g).__init__(g, g)", "AttributeError", '"__init__" is not accessible'),
+    "gather-build": ("return type(g)(g)", "TypeError", "sandbox internals cannot be created by a snippet"),
+    "gather-subclass": ("class G(type(g)):\n    pass\nreturn G(g)", "TypeError", "internals"),
+    "gather-copy": ("return copy.copy(g)", "TypeError", "'_GatheringFuture' objects cannot be copied"),
+    "gather-deepcopy": ("return copy.deepcopy(g)", "TypeError", "'_GatheringFuture' objects cannot be copied"),
+    # what awaiting a pending gather yields to a coroutine driven by hand
+    "wait-slot": ("async def w():\n    await g\nc = w()\nr = c.send(None)\nreturn r._gathering",
+                  "AttributeError", '"_gathering" is not accessible'),
+    "wait-build": ("async def w():\n    await g\nc = w()\nr = c.send(None)\nreturn type(r)(g)",
+                   "TypeError", "sandbox internals cannot be created by a snippet"),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(GATHER_INTERNALS))
+async def test_gather_future_internals_are_refused(sb, backend, name):
+    code, kind, fragment = GATHER_INTERNALS[name]
+    # The gathered tool call would run at the next turn: the refusal ends the run first, so the
+    # host never sees it.
+    pre = ("import asyncio, copy\nasync def f():\n    await asyncio.sleep(1)\n"
+           "g = asyncio.gather(f(), tools.f(x='gathered'))\n")
+    result = await sb.assert_refused(pre + code, "exception", kind, fragment, backend=backend)
+    sb.assert_no_leak(result)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_what_a_gather_future_hands_out_is_the_sandbox_api(sb, backend):
+    code = (
+        "import asyncio, copy\nseen = []\n"
+        "async def f():\n    await asyncio.sleep(0)\n    return 1\n"
+        "g = asyncio.gather(f(), tools.f(x=2))\n"
+        "g.add_done_callback(lambda *a, **k: seen.append([len(a), a[0] is g, sorted(k)]))\n"
+        "copies = []\n"
+        "for how in (copy.copy, copy.deepcopy):\n    try:\n        how(g)\n"
+        "    except TypeError as e:\n        copies.append(str(e))\n"
+        "r = await g\nawait asyncio.sleep(0)\n"
+        "return [[c.__name__ for c in type(g).__mro__], seen, copies, r, await g is r, type(r).__name__]"
+    )
+    await sb.assert_harmless(code, [
+        ["_GatheringFuture", "_Internal", "object"], [[1, True, []]],
+        ["'_GatheringFuture' objects cannot be copied"] * 2, [1, {"echo": [], "kw": {"x": 2}}], True, "list",
+    ], backend=backend)
+    assert sb.spy.calls == [((), {"x": 2})]  # the copies did not run the gathered call again
+
+
+GATHER_FLOOD = """
+import asyncio
+ev = asyncio.Event()
+async def idle():
+    await ev.wait()
+    await tools.f(x='past the cap')
+made = []
+try:
+    asyncio.gather(*(idle() for _ in range(10050)))
+except BaseException:
+    made.append('caught')
+print('survived', made)
+await tools.f(x='after the flood')
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_task_cap_counts_a_gathers_children(sb, backend):
+    result = await sb.run(GATHER_FLOOD, backend=backend)
+    sb.assert_error(result, "exception", "more than 10000 unfinished tasks")
+    assert sb.spy.calls == []
+
+
+DEEP_GATHERS = """
+import asyncio
+ev = asyncio.Event()
+async def leaf():
+    await ev.wait()
+    return 1
+g = asyncio.gather(leaf())
+for _ in range(100000):
+    g = asyncio.gather(g)
+ev.set()
+r = await g
+for _ in range(100000):
+    r = r[0]
+h = asyncio.gather(leaf(), asyncio.sleep(5))
+async def waits(x):
+    return await x
+ts = []
+x = h
+for _ in range(2000):
+    t = asyncio.create_task(waits(x))
+    ts.append(t)
+    x = asyncio.gather(t)
+await asyncio.sleep(0)
+top = asyncio.gather(x)
+await asyncio.sleep(0)
+hit = top.cancel()
+try:
+    await top
+except asyncio.CancelledError:
+    pass
+await asyncio.sleep(0)
+return [r, hit, h.done(), sum(t.cancelled() for t in ts)]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_deeply_nested_gathers_settle_and_cancel_without_recursion(sb, backend):
+    """A chain of gathers 100,000 deep settles, and a cancel reaches down a chain of tasks each
+    awaiting a gather of the next, without the host recursing (a RecursionError there would be
+    the scheduler's, not the snippet's)."""
+    await sb.assert_harmless(DEEP_GATHERS, [[1], True, True, 2000], backend=backend)
+
+
+STOLEN_GATHER_WAIT = """
+import asyncio
+ev = asyncio.Event()
+async def slow():
+    await ev.wait()
+    return 'v'
+g = asyncio.gather(slow())
+async def waits():
+    await g
+c = waits()
+stolen = c.send(None)
+class Yield:
+    def __await__(self):
+        return (yield stolen)
+async def other():
+    await Yield()
+    return g.done()
+t = asyncio.create_task(other())
+await asyncio.sleep(0)
+ev.set()
+c.close()
+return [await t, await g]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_stolen_gather_wait_only_waits_for_that_gather(sb, backend):
+    await sb.assert_harmless(STOLEN_GATHER_WAIT, [True, ["v"]], backend=backend)
+    assert sb.spy.calls == []
