@@ -79,7 +79,7 @@ SCHEDULER_REFUSED = {
     # scheduler internals
     "sched_subclass": (
         "import asyncio\nT = type(asyncio.gather())\nclass X(T):\n    pass\nreturn repr(X())", "exception",
-        "asyncio._Awaitable cannot be subclassed"),
+        "asyncio._GatheringFuture cannot be subclassed"),
     "sched_direct": ("import asyncio\nT = type(asyncio.gather())\nreturn repr(T())", "exception", "internals"),
 }
 
@@ -544,7 +544,8 @@ GATHER_INTERNALS = {
     "gather-callbacks": ("return g._done_callbacks", "AttributeError", '"_done_callbacks" is not accessible'),
     "gather-init": ("return type(g).__init__(g, g)", "AttributeError", '"__init__" is not accessible'),
     "gather-build": ("return type(g)(g)", "TypeError", "sandbox internals cannot be created by a snippet"),
-    "gather-subclass": ("class G(type(g)):\n    pass\nreturn G(g)", "TypeError", "internals"),
+    "gather-subclass": ("class G(type(g)):\n    pass\nreturn G(g)", "TypeError",
+                        "asyncio._GatheringFuture cannot be subclassed"),
     "gather-copy": ("return copy.copy(g)", "TypeError", "'_GatheringFuture' objects cannot be copied"),
     "gather-deepcopy": ("return copy.deepcopy(g)", "TypeError", "'_GatheringFuture' objects cannot be copied"),
     # what awaiting a pending gather yields to a coroutine driven by hand
