@@ -18,7 +18,7 @@ from collections import deque
 from typing import Any
 
 from .control import RunStopped
-from .guards import seal
+from .guards import CheckedMethods, seal
 from .scheduler import (
     _KEY,
     MAX_SLEEP,
@@ -49,7 +49,7 @@ class QueueFull(Exception):
     """`asyncio.QueueFull`."""
 
 
-class _Final:
+class _Final(metaclass=CheckedMethods):
     """Sandbox asyncio classes a snippet makes but can neither subclass nor copy: a subclass's
     instances would get a dictionary beside the private slots, and a copy would share the
     original's waiters (a shallow copy of a `Lock` is half the same lock)."""
@@ -62,7 +62,7 @@ class _Final:
             raise TypeError(f"asyncio.{cls.__mro__[1].__name__} cannot be subclassed in the sandbox")
         super().__init_subclass__(**kwargs)
 
-    __reduce_ex__ = _Internal.__reduce_ex__
+    __reduce_ex__ = vars(_Internal)["__reduce_ex__"]  # the function, not the class read (see CheckedMethods)
 
 
 _SEALED = False

@@ -169,6 +169,78 @@ def seal(cls: type, shown_as: str = "") -> None:
     SEALED[cls] = shown_as
 
 
+def _defines(klass: type, value: Any) -> bool:
+    """`klass`'s own dictionary holds `value` as a method or a property's accessor."""
+    for attr in type.__getattribute__(klass, "__dict__").values():
+        if attr is value or (isinstance(attr, property) and value in (attr.fget, attr.fset, attr.fdel)):
+            return True
+    return False
+
+
+class _OwnReceiver(ReadOnly):
+    """A method of a `CheckedMethods` class read off the class (`Timeout.__aenter__`,
+    `Task.set_name`, `PurePath.drive.fget`): host code that reads and writes `self`'s private
+    slots natively, so it runs only on an instance of a class that defines it. Given a snippet
+    object instead, it would store the run's scheduler task on it, or write through whatever
+    the object's `_task` attribute is. Still a method when stored in a class (`__get__`)."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn: Any) -> None:
+        object.__setattr__(self, "_fn", fn)
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        fn = self._fn
+        if not args and not kwargs:
+            return fn()  # no receiver to misuse (`Path.cwd()` raises its own error)
+        if not args or not any(_defines(klass, fn) for klass in type.__getattribute__(type(args[0]), "__mro__")):
+            receiver = args[0] if args else kwargs.get("self")
+            got = type(receiver).__name__
+            owner = fn.__qualname__.rpartition(".")[0] or "its class"
+            raise TypeError(f"descriptor '{fn.__name__}' for '{owner}' objects doesn't apply to a '{got}' object")
+        return fn(*args, **kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return self if instance is None else types.MethodType(self._fn, instance)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("__name__", "__qualname__", "__doc__", "__module__"):
+            return getattr(self._fn, name)
+        raise AttributeError(f"'function' object has no attribute '{name}'")
+
+    def __repr__(self) -> str:
+        return f"<function {self._fn.__qualname__}>"
+
+
+class CheckedMethods(type):
+    """Metaclass of the sandbox's own classes whose methods work on private slots (asyncio's
+    primitives and tasks, pathlib's paths, `io.BytesIO`): a method or property read off the
+    class comes back behind a receiver check. Public attribute reads are not guarded at run
+    time, so the check has to live on the class itself. Reads on instances bind as usual."""
+
+    def __getattribute__(cls, name: str) -> Any:
+        value = type.__getattribute__(cls, name)
+        if type(value) is types.FunctionType or type(value) is property:
+            for klass in type.__getattribute__(cls, "__mro__"):
+                raw = type.__getattribute__(klass, "__dict__").get(name, _MISSING)
+                if raw is not _MISSING:
+                    break
+            else:
+                return value
+            if raw is value and type(value) is types.FunctionType:
+                return _OwnReceiver(value)
+            if raw is value:  # a property
+                return property(*(None if f is None else _OwnReceiver(f) for f in (value.fget, value.fset, value.fdel)),
+                                value.__doc__)
+        return value
+
+
+# Shown as what they stand for: a snippet sees functions and classes of `type`.
+_OwnReceiver.__module__ = CheckedMethods.__module__ = "builtins"
+_OwnReceiver.__name__ = _OwnReceiver.__qualname__ = "function"
+CheckedMethods.__name__ = CheckedMethods.__qualname__ = "type"
+
+
 # The guards' own stand-ins (checked writes, memo tokens, run builtins, module shims, the tools
 # namespace): a subclass with the same slots is the same layout, one `__class__` swap away.
 seal(ReadOnly)

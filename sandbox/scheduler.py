@@ -19,6 +19,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from .control import RunStopped, stop
+from .guards import CheckedMethods
 
 
 class ToolCallError(Exception):
@@ -33,7 +34,7 @@ class ToolCallError(Exception):
 _KEY = object()
 
 
-class _Internal:
+class _Internal(metaclass=CheckedMethods):
     """Base of the scheduler's request and awaitable objects. A snippet can reach them (by
     driving a coroutine by hand) but cannot build, copy or change one: every constructor needs
     this module's key, fields are private, and copying is refused."""

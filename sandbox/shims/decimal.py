@@ -44,7 +44,7 @@ def build(ctx: ShimContext) -> dict[str, Any]:
             base = decimal.getcontext() if ctx_ is None else ctx_
             if not isinstance(base, decimal.Context):
                 raise TypeError("optional argument must be a context")
-            new = base.copy()
+            new = decimal.Context.copy(base)  # a real Context, whatever a subclass's copy() says
             for name, value in kwargs.items():
                 if name not in _CONTEXT_FIELDS:
                     raise TypeError(f"'{name}' is an invalid keyword argument for this function")

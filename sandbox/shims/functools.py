@@ -75,6 +75,11 @@ def refuse_field_subclasses(cls: Any) -> None:
         own = type.__getattribute__(klass, "__dict__")
         names = list(own.get("__annotations__", None) or ())
         fields = own.get("__dataclass_fields__", None) or {}
+        for key, value in dict(fields).items():
+            # `@dataclass` reads a base's fields natively from this (writable) dict: a snippet
+            # object there would answer `.name` and `_field_type` with source to paste.
+            if type(value) is not dataclasses.Field or type(key) is not str or value.name != key:
+                raise TypeError("dataclass fields must be made with dataclasses.field()")
         names += list(fields)
         names += [f.name for f in fields.values() if isinstance(f, dataclasses.Field)]
         for name in names:

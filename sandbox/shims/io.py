@@ -12,6 +12,8 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+from ..guards import CheckedMethods, seal
+
 NAME = "io"
 
 #: The real `BytesIO` methods the sandbox's forwards as they are (none returns the stream).
@@ -22,7 +24,7 @@ _FORWARDED = (
 )
 
 
-class BytesIO:
+class BytesIO(metaclass=CheckedMethods):
     """`io.BytesIO` without `getbuffer`."""
 
     __slots__ = ("_stream",)
@@ -80,6 +82,8 @@ for _name in _FORWARDED:
 del _name
 
 BytesIO.__module__ = "io"
+# Its methods store and read the real stream in `_stream`: a subclass's property would catch it.
+seal(BytesIO, "io")
 
 
 def attrs() -> dict[str, Any]:

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import quote_from_bytes
 
-from ..guards import seal
+from ..guards import CheckedMethods, seal
 
 NAME = "pathlib"
 
@@ -172,7 +172,7 @@ def _plain(text: Any, what: str) -> str:
 
 
 # -- the classes ------------------------------------------------------------------------------------
-class PurePath:
+class PurePath(metaclass=CheckedMethods):
     """A path without I/O. `PurePath(...)` builds a `PurePosixPath`, as on any POSIX system."""
 
     __slots__ = ("_drv", "_root", "_parts", "_str", "_folded")
@@ -441,7 +441,7 @@ class PureWindowsPath(PurePath):
     _windows = True
 
 
-class _PathParents:
+class _PathParents(metaclass=CheckedMethods):
     """`path.parents`: the logical ancestors, nearest first (a read-only sequence)."""
 
     __slots__ = ("_path",)

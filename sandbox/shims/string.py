@@ -21,6 +21,11 @@ class Template(string.Template):
             value = type.__getattribute__(cls, name)
             if isinstance(value, str):
                 type.__setattr__(cls, name, str.__str__(value))
+        flags = type.__getattribute__(cls, "flags")
+        if isinstance(flags, int):
+            # A lying int subclass would become part of `re`'s cache key (its `__eq__` then
+            # runs whenever the host compiles the same pattern).
+            type.__setattr__(cls, "flags", int.__int__(flags))
         super().__init_subclass__(**kwargs)
 
 

@@ -188,6 +188,7 @@ SEALED_BASES = [
     pytest.param("import pathlib\nB = pathlib.Path", "pathlib.Path cannot be subclassed", id="path"),
     pytest.param("import pathlib\nB = type(pathlib.PurePath('a/b').parents)", "pathlib._PathParents cannot be subclassed",
                  id="parents"),
+    pytest.param("import io\nB = io.BytesIO", "io.BytesIO cannot be subclassed", id="bytesio"),
     pytest.param("B = type(object.__setattr__).__mro__[1]", "'ReadOnly' cannot be subclassed", id="guards-readonly"),
     pytest.param("B = type(object.__setattr__)", "'_CheckedWrite' cannot be subclassed", id="checked-write"),
     pytest.param("B = type(print)", "'builtin_function_or_method' cannot be subclassed", id="run-builtin"),

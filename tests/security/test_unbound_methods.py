@@ -1,0 +1,198 @@
+"""Methods of the sandbox's own classes called unbound, with an object the snippet made as
+`self` (`Timeout.__aenter__(fake)`, `Task.set_name(holder, ...)`, `PurePath.drive.fget(fake)`).
+
+Their code is the host's: it reads and writes `self`'s private slots natively. Given a snippet
+object, `Timeout.__aenter__` would store the run's scheduler task on it, and `Task.set_name`
+would write a name through whatever the object's `_task` is (a dataclass `Field`, whose name
+`@dataclass` pastes into source it executes). A method read off such a class runs only on an
+instance of a class that defines it; on the snippet's own objects it raises CPython's
+`descriptor ... doesn't apply` error before any of its code runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+BACKENDS = ["worker", "inprocess"]
+
+FAKE = (
+    "class Fake:\n    _entered = False\n    _when = None\n    _handle = None\n    _expired = False\n"
+    "    _locked = True\n    _waiters = None\n    _value = 1\n    _drv = 'x'\n    _stream = None\n"
+    "    def _arm(self):\n        pass\n"
+    "fake = Fake()\n"
+)
+
+FOREIGN_SELF = [
+    pytest.param("await type(asyncio.timeout(1)).__aenter__(fake)", "'__aenter__' for 'Timeout'", id="timeout-aenter"),
+    pytest.param("await asyncio.TaskGroup.__aenter__(fake)", "'__aenter__' for 'TaskGroup'", id="taskgroup-aenter"),
+    pytest.param("asyncio.Task.set_name(fake, 'x')", "'set_name' for 'Task'", id="task-set-name"),
+    pytest.param("asyncio.Task.cancel(fake)", "'cancel' for 'Task'", id="task-cancel"),
+    pytest.param("asyncio.Lock.release(fake)", "'release' for 'Lock'", id="lock-release"),
+    pytest.param("asyncio.Event.set(fake)", "'set' for 'Event'", id="event-set"),
+    pytest.param("asyncio.Queue.put_nowait(fake, 1)", "'put_nowait' for 'Queue'", id="queue-put"),
+    pytest.param("type(asyncio.gather()).cancel(fake)", "'cancel' for", id="gather-cancel"),
+    pytest.param("pathlib.PurePath.drive.fget(fake)", "'drive' for 'PurePath'", id="property-fget"),
+    pytest.param("pathlib.PurePosixPath.with_name(fake, 'a')", "'with_name' for 'PurePath'", id="path-method"),
+    pytest.param("io.BytesIO.getvalue(fake)", "'getvalue' for 'BytesIO'", id="bytesio"),
+    pytest.param("asyncio.Task.set_name(self=fake, value='x')", "for 'Task'", id="keyword-self"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("call", "fragment"), FOREIGN_SELF)
+async def test_a_sandbox_method_refuses_a_snippet_object_as_self(sb, backend, call, fragment):
+    code = f"import asyncio, pathlib, io\n{FAKE}{call}\nreturn [k for k in vars(fake)]"
+    result = await sb.run(code, backend=backend)
+    sb.assert_error(result, "exception", "TypeError", "descriptor", fragment, "doesn't apply to a 'Fake' object")
+    assert sb.spy.calls == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_scheduler_task_never_lands_on_a_snippet_object(sb, backend):
+    # The reviewer's route to the run's scheduler: enter a Timeout with a fake self, then read
+    # what the host stored on it and forge host-call requests.
+    code = (
+        f"import asyncio\n{FAKE}"
+        "try:\n    await type(asyncio.timeout(1)).__aenter__(fake)\nexcept TypeError:\n    pass\n"
+        "return sorted(vars(fake))"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == []  # nothing was written onto the fake
+    assert sb.spy.calls == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_unbound_calls_on_the_sandbox_classes_own_instances_still_work(sb, backend):
+    code = (
+        "import asyncio, pathlib, io\n"
+        "async def f():\n    return 1\n"
+        "lock = asyncio.Lock()\nt = asyncio.create_task(f())\nasyncio.Task.set_name(t, 'mine')\n"
+        "p = pathlib.PurePosixPath('a/b.txt')\nb = io.BytesIO(b'hi')\n"
+        "async with asyncio.timeout(5):\n    await t\n"
+        "try:\n    pathlib.Path.cwd()\nexcept NotImplementedError as e:\n    cwd = str(e)[:15]\n"
+        "return [asyncio.Lock.locked(lock), asyncio.Task.get_name(t), pathlib.PurePath.name.fget(p),\n"
+        "        pathlib.PurePosixPath.with_suffix(p, '.md').as_posix(), io.BytesIO.getvalue(b).decode(), cwd,\n"
+        "        asyncio.Task.set_name.__name__, type(asyncio.Lock).__name__]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [False, "mine", "b.txt", "a/b.md", "hi", "Path.cwd() is n", "set_name", "type"]
+
+
+DATACLASS_SET_NAME = """
+import asyncio, dataclasses
+@dataclasses.dataclass
+class X:
+    a: int = 0
+fld = dataclasses.fields(X)[0]
+class Holder:
+    pass
+h = Holder()
+h._task = fld
+class D:
+    def __get__(self, inst, owner):
+        asyncio.Task.set_name(h, "a)or(__import__('os'))#")
+        return 5
+@dataclasses.dataclass(init=False, repr=False)
+class Y(X):
+    b: int = D()
+y = Y()
+return repr(y == y)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_set_name_cannot_rename_a_dataclass_field_into_source(sb, backend):
+    result = await sb.run(DATACLASS_SET_NAME, backend=backend)
+    sb.assert_error(result, "exception", "TypeError", "descriptor 'set_name' for 'Task' objects")
+    assert "module 'os'" not in str(result.to_json())
+
+
+FAKE_FIELD = """
+import dataclasses, textwrap
+class Liar:
+    def __eq__(self, other):
+        return True
+    def __hash__(self):
+        return 0
+class Fake:
+    name = "a=setattr(__import__('textwrap').TextWrapper,'pwn',__import__('os')),**k):#"
+    type = int
+    default = dataclasses.MISSING
+    default_factory = dataclasses.MISSING
+    init = False
+    repr = False
+    hash = None
+    compare = False
+    metadata = {}
+    kw_only = False
+    _field_type = Liar()
+@dataclasses.dataclass
+class X:
+    b: int
+X.__dataclass_fields__["z"] = Fake()
+class Y(X):
+    c: int
+dataclasses.dataclass(Y)
+return repr(getattr(textwrap.TextWrapper, 'pwn', None))
+"""
+
+
+async def test_a_fake_field_in_dataclass_fields_is_refused_and_the_host_class_unchanged(isolated):
+    report = isolated(FAKE_FIELD, "import textwrap\nstate = hasattr(textwrap.TextWrapper, 'pwn')")
+    error = report["result"]["error"]
+    assert error is not None and "dataclass fields must be made with dataclasses.field()" in error["message"], report
+    assert report["before"] is False and report["after"] is False
+
+
+LOCALCONTEXT_COPY = """
+import decimal, textwrap
+class C(decimal.Context):
+    def copy(self):
+        return textwrap.TextWrapper
+with decimal.localcontext(C(), prec=5) as ctx:
+    got = [type(ctx).__name__, ctx.prec]
+try:
+    decimal.localcontext(C(), flags=12345, prec='evil')
+except TypeError as e:
+    got.append(str(e))
+return got
+"""
+
+
+async def test_localcontext_copies_a_real_context_whatever_copy_says(isolated):
+    check = "import textwrap\nstate = [hasattr(textwrap.TextWrapper, 'prec'), hasattr(textwrap.TextWrapper, 'flags')]"
+    report = isolated(LOCALCONTEXT_COPY, check)
+    assert report["result"]["value"] == ["Context", 5, "argument must be a signal dict"], report
+    assert report["before"] == report["after"] == [False, False]
+
+
+TEMPLATE_FLAGS = """
+import string, re
+class L(int):
+    def __hash__(self):
+        return hash(re.VERBOSE.value)
+    def __eq__(self, other):
+        return True
+    def __or__(self, other):
+        return L(int(self) | int(other))
+class T(string.Template):
+    pattern = "(?P<escaped>zzqq)|(?P<named>x)|(?P<braced>y)|(?P<invalid>w)"
+    flags = L(re.IGNORECASE.value)
+return [type(T.flags).__name__, T.flags, T('x').safe_substitute()]
+"""
+
+
+async def test_a_templates_flags_reach_re_as_a_plain_int(isolated):
+    # A lying int subclass in `re`'s cache key would answer the host's next compile of the same
+    # pattern (its `__eq__` says yes), so the host would get the snippet's cached IGNORECASE one.
+    check = (
+        "import re\nstate = bool(re.compile('(?P<escaped>zzqq)|(?P<named>x)|(?P<braced>y)|(?P<invalid>w)',"
+        " re.VERBOSE).match('ZZQQ'))"
+    )
+    report = isolated(TEMPLATE_FLAGS, check)
+    assert report["result"]["value"] == ["int", 2, "x"], report
+    assert report["before"] is False and report["after"] is False
