@@ -201,7 +201,8 @@ class _OwnReceiver(ReadOnly):
         return fn(*args, **kwargs)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        return self if instance is None else types.MethodType(self._fn, instance)
+        # Bound to the check, not to the raw function: `__get__(fake)` must not skip it.
+        return self if instance is None else types.MethodType(self, instance)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("__name__", "__qualname__", "__doc__", "__module__"):
