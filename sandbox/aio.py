@@ -245,13 +245,13 @@ class _GatheringFuture(_Internal):
         self._task = gathering
         self._done_callbacks: list[Any] = []
 
-    done = Task.done
-    cancelled = Task.cancelled
-    result = Task.result
-    exception = Task.exception
-    add_done_callback = Task.add_done_callback
-    remove_done_callback = Task.remove_done_callback
-    _schedule_callbacks = Task._schedule_callbacks
+    done = vars(Task)["done"]
+    cancelled = vars(Task)["cancelled"]
+    result = vars(Task)["result"]
+    exception = vars(Task)["exception"]
+    add_done_callback = vars(Task)["add_done_callback"]
+    remove_done_callback = vars(Task)["remove_done_callback"]
+    _schedule_callbacks = vars(Task)["_schedule_callbacks"]
 
     def cancel(self, msg: Any = None) -> bool:
         return self._task.sched.cancel_gathering(self._task)
