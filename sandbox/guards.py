@@ -170,9 +170,15 @@ def seal(cls: type, shown_as: str = "") -> None:
 
 
 def _defines(klass: type, value: Any) -> bool:
-    """`klass`'s own dictionary holds `value` as a method or a property's accessor."""
+    """`klass` is one of the sandbox's `CheckedMethods` classes and its own dictionary holds
+    `value` as a method or a plain property's accessor. By identity only: a snippet class's
+    dictionary holds what the snippet put there (a property whose getter equals everything)."""
+    if type(klass) is not CheckedMethods:
+        return False
     for attr in type.__getattribute__(klass, "__dict__").values():
-        if attr is value or (isinstance(attr, property) and value in (attr.fget, attr.fset, attr.fdel)):
+        if attr is value or (
+            type(attr) is property and (attr.fget is value or attr.fset is value or attr.fdel is value)
+        ):
             return True
     return False
 
@@ -191,10 +197,10 @@ class _OwnReceiver(ReadOnly):
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         fn = self._fn
-        if not args and not kwargs:
-            return fn()  # no receiver to misuse (`Path.cwd()` raises its own error)
-        if not args or not any(_defines(klass, fn) for klass in type.__getattribute__(type(args[0]), "__mro__")):
-            receiver = args[0] if args else kwargs.get("self")
+        if not args and "self" not in kwargs:
+            return fn(**kwargs)  # no receiver to misuse (`Path.cwd()` raises its own error)
+        receiver = args[0] if args else kwargs["self"]
+        if not any(_defines(klass, fn) for klass in type.__getattribute__(type(receiver), "__mro__")):
             got = type(receiver).__name__
             owner = fn.__qualname__.rpartition(".")[0] or "its class"
             raise TypeError(f"descriptor '{fn.__name__}' for '{owner}' objects doesn't apply to a '{got}' object")
@@ -211,6 +217,12 @@ class _OwnReceiver(ReadOnly):
 
     def __repr__(self) -> str:
         return f"<function {self._fn.__qualname__}>"
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is _OwnReceiver and other._fn is self._fn
+
+    def __hash__(self) -> int:
+        return hash(self._fn)
 
 
 class CheckedMethods(type):
@@ -236,9 +248,45 @@ class CheckedMethods(type):
         return value
 
 
+class _RunSuper(super):
+    """The snippet's `super`: `super(Sub, Sub).name` looks names up in the classes' own
+    dictionaries, past `CheckedMethods.__getattribute__`, so what it finds there comes back
+    behind the same receiver check. (No `__init__` of its own: zero-argument `super()` reads
+    the snippet's frame, which must stay the caller's.)"""
+
+    def __new__(cls, *args: Any) -> Any:
+        if args and not isinstance(args[0], type):
+            # CPython's wording (a subclass of `super` would otherwise get argparse's).
+            raise TypeError(f"super() argument 1 must be a type, not {type(args[0]).__name__}")
+        return super().__new__(cls)
+
+    def __getattribute__(self, name: str) -> Any:
+        value = super().__getattribute__(name)
+        if type(value) is types.FunctionType or type(value) is property:
+            start = super().__getattribute__("__thisclass__")
+            found = super().__getattribute__("__self_class__")
+            if found is not None:
+                mro = type.__getattribute__(found, "__mro__")
+                for klass in mro[mro.index(start) + 1:] if start in mro else ():
+                    raw = type.__getattribute__(klass, "__dict__").get(name, _MISSING)
+                    if raw is _MISSING:
+                        continue
+                    if type(klass) is CheckedMethods and raw is value:
+                        if type(value) is property:
+                            return property(*(None if f is None else _OwnReceiver(f)
+                                              for f in (value.fget, value.fset, value.fdel)), value.__doc__)
+                        return _OwnReceiver(value)
+                    break
+        return value
+
+
+_RunSuper.__name__ = _RunSuper.__qualname__ = "super"
+_RunSuper.__module__ = "builtins"
+
 # Shown as what they stand for: a snippet sees functions and classes of `type`.
 _OwnReceiver.__module__ = CheckedMethods.__module__ = "builtins"
 _OwnReceiver.__name__ = _OwnReceiver.__qualname__ = "function"
+_OwnReceiver.__doc__ = property(lambda self: self._fn.__doc__)  # type: ignore[assignment]
 CheckedMethods.__name__ = CheckedMethods.__qualname__ = "type"
 
 
@@ -1337,6 +1385,7 @@ def build_builtins(
             "NotImplemented": NotImplemented,
             "Ellipsis": Ellipsis,
             "type": guards.safe_type,
+            "super": _RunSuper,
             "getattr": RunBuiltin(_RUN_BUILTIN_TOKEN, "getattr", guards.builtin_getattr),
             "hasattr": RunBuiltin(_RUN_BUILTIN_TOKEN, "hasattr", guards.builtin_hasattr),
             "setattr": RunBuiltin(_RUN_BUILTIN_TOKEN, "setattr", guards.builtin_setattr),

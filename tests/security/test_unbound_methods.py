@@ -196,3 +196,46 @@ async def test_a_templates_flags_reach_re_as_a_plain_int(isolated):
     report = isolated(TEMPLATE_FLAGS, check)
     assert report["result"]["value"] == ["int", 2, "x"], report
     assert report["before"] is False and report["after"] is False
+
+
+ROUTES_PAST_THE_CLASS_READ = [
+    # Stored in a snippet class: Python binds it to the snippet's instance through `__get__`.
+    pytest.param("class Holder:\n    set_name = asyncio.Task.set_name\nHolder().set_name('x')",
+                 "'set_name' for 'Task' objects doesn't apply to a 'Holder' object", id="stored-in-a-class"),
+    # A property whose getter says it equals everything, in the fake's class.
+    pytest.param(
+        "class Liar:\n    def __eq__(self, other):\n        return True\n    def __hash__(self):\n        return 0\n"
+        "class Fake2(Fake):\n    anything = property(Liar())\n"
+        "await type(asyncio.timeout(1)).__aenter__(Fake2())",
+        "'__aenter__' for 'Timeout' objects doesn't apply to a 'Fake2' object", id="lying-property"),
+    # `super` looks names up in the classes' own dictionaries, past the metaclass.
+    pytest.param("acq = super(asyncio.BoundedSemaphore, asyncio.BoundedSemaphore).acquire\nawait acq(fake)",
+                 "'acquire' for 'Semaphore' objects doesn't apply to a 'Fake' object", id="super-of-a-subclass"),
+    pytest.param("super(pathlib.PurePosixPath, pathlib.PurePosixPath).with_name(fake, 'b')",
+                 "'with_name' for 'PurePath' objects", id="super-pathlib"),
+    pytest.param("super(pathlib.PosixPath, pathlib.PosixPath).drive.fget(fake)", "'drive' for 'PurePath' objects",
+                 id="super-property"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("code", "fragment"), ROUTES_PAST_THE_CLASS_READ)
+async def test_routes_past_the_class_read_meet_the_same_check(sb, backend, code, fragment):
+    result = await sb.run(f"import asyncio, pathlib\n{FAKE}{code}\nreturn sorted(vars(fake))", backend=backend)
+    sb.assert_error(result, "exception", "TypeError", fragment)
+    assert sb.spy.calls == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_checked_methods_behave_like_functions(sb, backend):
+    code = (
+        "import asyncio, pathlib\n"
+        "lock = asyncio.Lock()\n"
+        "class Own:\n    def __init__(self):\n        super().__init__()\n        self.ok = True\n"
+        "return [asyncio.Lock.locked(self=lock), asyncio.Lock.release == asyncio.Lock.release,\n"
+        "        len({asyncio.Lock.release, asyncio.Lock.release}), asyncio.Lock.locked.__doc__ == lock.locked.__doc__,\n"
+        "        asyncio.Lock.locked.__name__, Own().ok]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [False, True, 1, True, "locked", True]
