@@ -200,6 +200,10 @@ class _OwnReceiver(ReadOnly):
         if not args and "self" not in kwargs:
             return fn(**kwargs)  # no receiver to misuse (`Path.cwd()` raises its own error)
         receiver = args[0] if args else kwargs["self"]
+        if fn.__name__ == "__init__":
+            # Re-initialising a live object would point its slots at whatever is passed
+            # (`Task.__init__(task, None, field)`, then `set_name` writes the field's name).
+            raise TypeError(f"'{fn.__qualname__.rpartition('.')[0]}' objects cannot be initialised again")
         if not any(_defines(klass, fn) for klass in type.__getattribute__(type(receiver), "__mro__")):
             got = type(receiver).__name__
             owner = fn.__qualname__.rpartition(".")[0] or "its class"

@@ -239,3 +239,30 @@ async def test_checked_methods_behave_like_functions(sb, backend):
     result = await sb.run(code, backend=backend)
     assert result.ok, result
     assert result.value == [False, True, 1, True, "locked", True]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("route", ["getattr(asyncio.Task, '__init__')", "asyncio.Task.__init__"])
+async def test_a_live_task_cannot_be_initialised_again(sb, backend, route):
+    # The policy refuses `__init__` reads outside `super().__init__`; the class read refuses the
+    # call too, so a task's slots never point at an object the snippet chose.
+    code = (
+        "import asyncio, dataclasses\n@dataclasses.dataclass\nclass X:\n    a: int = 0\n"
+        "async def f():\n    return 1\nt = asyncio.create_task(f())\nawait t\n"
+        f"init = {route}\ninit(t, None, dataclasses.fields(X)[0])\nreturn t.get_name()"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.error is not None and result.error.kind == "exception", result
+    assert "__init__" in result.error.message or "cannot be initialised again" in result.error.message
+    assert sb.spy.calls == []
+
+
+def test_the_class_read_refuses_re_initialising_a_live_object() -> None:
+    # The layer under the policy's `__init__` refusal, exercised from host code: a class read
+    # of a sealed class's `__init__` will not run on an existing instance.
+    from sandbox.shims.io import BytesIO
+
+    stream = BytesIO(b"kept")
+    with pytest.raises(TypeError, match="'BytesIO' objects cannot be initialised again"):
+        BytesIO.__init__(stream, b"replaced")
+    assert stream.getvalue() == b"kept"
