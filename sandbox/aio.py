@@ -52,20 +52,13 @@ class QueueFull(Exception):
 class _Final(metaclass=CheckedMethods):
     """Sandbox asyncio classes a snippet makes but can neither subclass nor copy: a subclass's
     instances would get a dictionary beside the private slots, and a copy would share the
-    original's waiters (a shallow copy of a `Lock` is half the same lock)."""
+    original's waiters (a shallow copy of a `Lock` is half the same lock). Sealed at the end of
+    this module (`guards.seal`: the class factory refuses them as bases)."""
 
     __slots__ = ()
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Sealed once this module is loaded: a class statement can name any `__module__`.
-        if _SEALED:
-            raise TypeError(f"asyncio.{cls.__mro__[1].__name__} cannot be subclassed in the sandbox")
-        super().__init_subclass__(**kwargs)
-
     __reduce_ex__ = vars(_Internal)["__reduce_ex__"]  # the function, not the class read (see CheckedMethods)
 
-
-_SEALED = False
 
 
 def _seconds(value: Any, what: str) -> float:
@@ -964,8 +957,7 @@ ASYNCIO_SHIM: dict[str, Any] = {
     "shield": shield, "current_task": current_task,
 }
 
-_SEALED = True
-# The class factory's seal holds whatever `__init_subclass__` chain a snippet's bases build;
-# `_Final.__init_subclass__` only covers the classes this module defines before it is loaded.
+# Judged by the class factory over every base's MRO, whatever `__init_subclass__` chain a
+# snippet's bases build.
 for _sealed in (_Final, _Internal, _Task, _Gathering, Scheduler):
     seal(_sealed, "asyncio")

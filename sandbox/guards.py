@@ -229,6 +229,26 @@ class _OwnReceiver(ReadOnly):
         return hash(self._fn)
 
 
+def _behind_check(value: Any) -> Any:
+    """A function or plain property of a `CheckedMethods` class, with its accessors checked."""
+    if type(value) is property:
+        return property(
+            *(None if f is None else _OwnReceiver(f) for f in (value.fget, value.fset, value.fdel)), value.__doc__
+        )
+    return _OwnReceiver(value)
+
+
+def _checked_lookup(mro: Iterable[type], name: str, value: Any) -> Any:
+    """What a read of `name` that found `value` (a function or property) along `mro` hands out:
+    behind the receiver check when the first class defining `name` is a `CheckedMethods` class
+    holding exactly `value`; otherwise `value` itself (a static method, another class's)."""
+    for klass in mro:
+        raw = type.__getattribute__(klass, "__dict__").get(name, _MISSING)
+        if raw is not _MISSING:
+            return _behind_check(value) if raw is value and type(klass) is CheckedMethods else value
+    return value
+
+
 class CheckedMethods(type):
     """Metaclass of the sandbox's own classes whose methods work on private slots (asyncio's
     primitives and tasks, pathlib's paths, `io.BytesIO`): a method or property read off the
@@ -238,17 +258,7 @@ class CheckedMethods(type):
     def __getattribute__(cls, name: str) -> Any:
         value = type.__getattribute__(cls, name)
         if type(value) is types.FunctionType or type(value) is property:
-            for klass in type.__getattribute__(cls, "__mro__"):
-                raw = type.__getattribute__(klass, "__dict__").get(name, _MISSING)
-                if raw is not _MISSING:
-                    break
-            else:
-                return value
-            if raw is value and type(value) is types.FunctionType:
-                return _OwnReceiver(value)
-            if raw is value:  # a property
-                return property(*(None if f is None else _OwnReceiver(f) for f in (value.fget, value.fset, value.fdel)),
-                                value.__doc__)
+            return _checked_lookup(type.__getattribute__(cls, "__mro__"), name, value)
         return value
 
 
@@ -271,16 +281,8 @@ class _RunSuper(super):
             found = super().__getattribute__("__self_class__")
             if found is not None:
                 mro = type.__getattribute__(found, "__mro__")
-                for klass in mro[mro.index(start) + 1:] if start in mro else ():
-                    raw = type.__getattribute__(klass, "__dict__").get(name, _MISSING)
-                    if raw is _MISSING:
-                        continue
-                    if type(klass) is CheckedMethods and raw is value:
-                        if type(value) is property:
-                            return property(*(None if f is None else _OwnReceiver(f)
-                                              for f in (value.fget, value.fset, value.fdel)), value.__doc__)
-                        return _OwnReceiver(value)
-                    break
+                if start in mro:
+                    return _checked_lookup(mro[mro.index(start) + 1:], name, value)
         return value
 
 
