@@ -28,11 +28,16 @@ UPSTREAM_SLOW = (
     "{name} did not finish within {timeout:g} s (MCP server '{server}' is still responding); "
     "the call was cancelled. Try a smaller request."
 )
+UPSTREAM_UNREADABLE = (
+    "MCP server '{server}' sent an answer codemode cannot read ({detail}); {name} failed. "
+    "The server restarts on the next call."
+)
 UPSTREAM_REFUSED = "MCP server '{server}' refused {name}: {message}"
 UPSTREAM_ERROR_EMPTY = "{name} failed on MCP server '{server}' without saying why."
 UPSTREAM_INVALID = "MCP server '{server}' returned an invalid result for {name}: {detail}"
 UPSTREAM_CLOSED = "MCP server '{server}' is closed (codemode is shutting down); {name} was not called."
 UNSUPPORTED_BLOCK = "[unsupported MCP content: {type}]"
+TOOL_SKIPPED = "MCP tool '{tool}' of server '{server}' is skipped: {reason}."
 TOOL_HIDDEN = "MCP tool '{tool}' of server '{server}' is hidden: {reason}."
 REASON_NEEDS_TASKS = "it requires task-augmented execution, which codemode does not offer"
 
@@ -62,6 +67,8 @@ RESOURCES_UNAVAILABLE = "No MCP server could list its resources: {reason}"
 REASON_START_TIMEOUT = "no MCP handshake within {timeout:g} s"
 REASON_EXITED = "it exited or closed the connection during start-up"
 REASON_NOT_FOUND = "its command was not found"
+REASON_UNREADABLE = "it sent an answer codemode cannot read: {detail}"
+REASON_BAD_LISTING = "its tools/list answer is not valid MCP: {detail}"
 REASON_HTTP = "the HTTP endpoint did not answer as an MCP server"
 
 # --- codemode as an MCP server -----------------------------------------------------------------------

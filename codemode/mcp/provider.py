@@ -157,10 +157,15 @@ class McpProvider:
         return self.definitions
 
     def _usable(self, server_name: str, tools: list[types.Tool]) -> list[types.Tool]:
-        """The tools codemode can call; the others go to ``hidden`` with the reason."""
+        """The tools codemode can call; the others go to ``hidden`` with the reason, and the
+        ones the protocol refused (dropped by the server's screen) to ``failures``."""
         prefix = f"{server_name}/"
-        for key in [k for k in self.hidden if k.startswith(prefix)]:
-            del self.hidden[key]
+        for found in (self.hidden, self.failures):
+            for key in [k for k in found if k.startswith(prefix)]:
+                del found[key]
+        for tool_name, why in self.servers[server_name].dropped.items():
+            self.failures[prefix + tool_name] = m.TOOL_SKIPPED.format(tool=tool_name, server=server_name, reason=why)
+            logger.debug("MCP tool %s%s dropped: %s", prefix, tool_name, why)
         usable = []
         for tool in tools:
             reason = missing_capability(tool)
@@ -183,9 +188,10 @@ class McpProvider:
                 definition = tool_definition(server, tool, name)
                 if self._registry is not None:
                     self._handles[name] = self._registry.register(definition)
-            except (CodemodeError, ValueError, TypeError) as exc:
-                self.failures[key] = str(exc)
-                logger.warning("MCP tool %s skipped: %s", key, exc)
+            except (CodemodeError, ValueError, TypeError, RecursionError) as exc:
+                why = _why_refused(exc)
+                self.failures[key] = m.TOOL_SKIPPED.format(tool=tool.name, server=server_name, reason=why)
+                logger.debug("MCP tool %s skipped: %s", key, why)
                 continue
             self.upstream[name] = (server_name, tool.name)
             self._listed[name] = tool
@@ -267,6 +273,17 @@ class McpProvider:
         self._handles.update(handles)
         self._registry = registry
         return [d.name for d in definitions]
+
+
+def _why_refused(exc: Exception) -> str:
+    """One line saying why the registry refused an upstream tool's definition."""
+    if isinstance(exc, RecursionError):
+        return "its schemas nest too deeply"
+    problems = getattr(exc, "problems", None)
+    if isinstance(problems, list) and problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return str(problems[0]) + more
+    return " ".join(str(exc).split())
 
 
 def _free(name: str, used: set[str]) -> str:

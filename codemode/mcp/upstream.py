@@ -48,6 +48,7 @@ from pydantic import ValidationError
 from ..registry.messages import ErrorKind
 from . import messages as m
 from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
+from .screen import ScreenedTransport, ToolScreen
 
 __all__ = [
     "UpstreamCrashed",
@@ -124,6 +125,7 @@ class _Connection:
         self.scope = anyio.CancelScope()
         self.error: BaseException | None = None
         self.dead = False
+        self.screen = ToolScreen()
 
     def usable(self) -> bool:
         if self.dead or self.stop.is_set() or self.client is None:
@@ -172,6 +174,8 @@ class UpstreamServer:
         self._retired: list[_Connection] = []
         #: Called (synchronously) when the server announces a new tool list, and on restarts.
         self.on_tools_changed: Callable[[], None] | None = None
+        #: The tools the last ``tools()`` dropped because the protocol refuses them: name -> why.
+        self.dropped: dict[str, str] = {}
 
     @property
     def connected(self) -> bool:
@@ -228,7 +232,7 @@ class UpstreamServer:
         try:
             with conn.scope:
                 async with AsyncExitStack() as stack:
-                    transport = await self._transport(stack)
+                    transport = ScreenedTransport(await self._transport(stack), conn.screen)
                     client = Client(
                         transport,
                         client_info=types.Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
@@ -236,6 +240,7 @@ class UpstreamServer:
                         cache=None,
                     )
                     conn.client = await stack.enter_async_context(client)
+                    conn.screen.version = conn.client.protocol_version
                     conn.ready.set()
                     if self.starts > 1:
                         self._tools_changed()
@@ -314,11 +319,14 @@ class UpstreamServer:
     # --- requests --------------------------------------------------------------------------------
 
     async def tools(self) -> list[types.Tool]:
-        """Every tool the server lists (all pages). Raises ``UpstreamError`` subclasses."""
+        """Every tool the server lists (all pages) that the protocol accepts; ``dropped`` says
+        which it left out and why. Raises ``UpstreamError`` subclasses."""
         client = await self._client("tools/list")
         conn = self._conn
         tools: list[types.Tool] = []
         cursor: str | None = None
+        screen = conn.screen if conn is not None else ToolScreen()
+        screen.dropped.clear()
         try:
             with anyio.fail_after(self.limits.connect_timeout):
                 for _ in range(_LIST_PAGES):
@@ -329,20 +337,21 @@ class UpstreamServer:
                         break
         except TimeoutError:
             self._broken(conn)
-            reason = m.REASON_START_TIMEOUT.format(timeout=self.limits.connect_timeout)
-            raise UpstreamUnavailable(
-                self.name,
-                "tools/list",
-                m.UPSTREAM_START_FAILED.format(
-                    server=self.name,
-                    reason=reason,
-                    name="tools/list",
-                ),
-                reason=reason,
-            ) from None
+            raise self._unlisted(m.REASON_START_TIMEOUT.format(timeout=self.limits.connect_timeout)) from None
         except MCPError as exc:
-            raise self._translate(exc, conn, "tools/list") from exc
+            error = self._translate(exc, conn, "tools/list")
+            if screen.unreadable is None:
+                raise error from exc
+            raise self._unlisted(m.REASON_UNREADABLE.format(detail=screen.unreadable)) from exc
+        except (ValidationError, RecursionError) as exc:  # the page as a whole broke the protocol
+            detail = "nested too deeply" if isinstance(exc, RecursionError) else _first_problem(exc)
+            raise self._unlisted(m.REASON_BAD_LISTING.format(detail=detail)) from None
+        self.dropped = dict(screen.dropped)
         return tools
+
+    def _unlisted(self, reason: str) -> UpstreamUnavailable:
+        text = m.UPSTREAM_START_FAILED.format(server=self.name, reason=reason, name="tools/list")
+        return UpstreamUnavailable(self.name, "tools/list", text, reason=reason)
 
     async def call(self, tool: str, arguments: dict[str, Any], *, name: str | None = None) -> types.CallToolResult:
         """Run ``tool`` upstream within the call timeout; ``name`` is what the model called it."""
@@ -422,6 +431,9 @@ class UpstreamServer:
         """A JSON-RPC error as the failure it means; a time-out is settled by ``_timed_out``."""
         if exc.code == CONNECTION_CLOSED:
             self._broken(conn)
+            if conn is not None and conn.screen.unreadable is not None:
+                text = m.UPSTREAM_UNREADABLE.format(server=self.name, name=name, detail=conn.screen.unreadable)
+                return UpstreamCrashed(self.name, name, text)
             return UpstreamCrashed(self.name, name, m.UPSTREAM_CRASHED.format(server=self.name, name=name))
         if exc.code == REQUEST_TIMEOUT:
             return UpstreamTimeout(self.name, name, exc.message, hung=False)
@@ -459,6 +471,16 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     if exc.__cause__ is not None:
         out.extend(_leaves(exc.__cause__))
     return out
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """``tools: input should be a valid list``: where and what, in one short line."""
+    errors = exc.errors(include_url=False)
+    if not errors:
+        return "not a valid answer"
+    where = ".".join(str(part) for part in errors[0]["loc"])
+    text = f"{where}: {str(errors[0]['msg']).lower()}" if where else str(errors[0]["msg"]).lower()
+    return text[:120]
 
 
 def _describe(exc: BaseException) -> str:
