@@ -12,7 +12,6 @@ A bad file fails at load with ``McpConfigError``, listing every problem at once.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..registry.errors import CodemodeError
+from ..registry.jsontext import JSONTextError, parse_json
 
 __all__ = [
     "DEFAULT_UPSTREAM_LIMITS",
@@ -135,11 +135,11 @@ def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | No
         problem = f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
         raise McpConfigError(source, [problem]) from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise McpConfigError(source, [f"not JSON: {exc}"]) from exc
-    except RecursionError:
-        raise McpConfigError(source, ["not a configuration: JSON nested too deeply to read"]) from None
+        data = parse_json(text)
+    except JSONTextError as exc:
+        if exc.reason == "nested too deeply":
+            raise McpConfigError(source, ["not a configuration: JSON nested too deeply to read"]) from None
+        raise McpConfigError(source, [f"not JSON: {exc.reason}"]) from None
     return parse_config(data, source=source, environ=environ)
 
 

@@ -19,7 +19,6 @@ does not know. So other code may append its own types freely.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import deque
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .frozen import thaw
+from .jsontext import JSONTextError, parse_json
 from .output import json_line
 
 __all__ = [
@@ -167,13 +167,13 @@ class JsonlEventLog:
         if not self.path.exists():
             return []
         events = []
-        with self.path.open(encoding="utf-8") as fh:
+        with self.path.open("rb") as fh:  # bytes: a line that is not UTF-8 is skipped, not fatal
             for line in fh:
                 if not line.strip():
                     continue
                 try:
-                    events.append(json.loads(line))
-                except json.JSONDecodeError:
+                    events.append(parse_json(line))
+                except JSONTextError:  # a torn last line, or one no JSON reader takes
                     continue
         return events
 

@@ -27,6 +27,7 @@ from .definition import ToolDefinition
 from .events import EVENT_TOOL_CALL, EVENT_TOOL_RESULT, EventLog
 from .frozen import FrozenDict, FrozenList, NotJSONError, freeze
 from .hooks import ACCEPT, ALLOW, Decision, HookSet, PostDecision
+from .jsontext import UnreadableArguments
 from .messages import ErrorKind
 from .validation import Violation
 
@@ -143,6 +144,8 @@ def _lineage(
 
 
 def _freeze_arguments(arguments: Any) -> tuple[Any, str | None]:
+    if type(arguments) is UnreadableArguments:  # text that is not JSON: logged as the text
+        return arguments.text, m.NOT_JSON.format(what="arguments", detail=arguments.reason)
     try:
         args = freeze(arguments)
     except NotJSONError as exc:

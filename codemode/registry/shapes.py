@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .calls import ToolCall
 from .content import placeholder
+from .jsontext import JSONTextError, UnreadableArguments, parse_json
 
 if TYPE_CHECKING:
     from ..code_mode.agent import CallOutcome
@@ -64,9 +65,9 @@ def _plain(obj: Any) -> Mapping[str, Any] | None:
 def _arguments(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
-            return json.loads(raw) if raw.strip() else {}
-        except (json.JSONDecodeError, RecursionError):
-            return {"__unparsed__": raw}  # the pipeline refuses it as invalid arguments
+            return parse_json(raw) if raw.strip() else {}
+        except JSONTextError as exc:
+            return UnreadableArguments(raw, exc.reason)  # the pipeline refuses it as invalid arguments
     return {} if raw is None else raw
 
 

@@ -118,3 +118,14 @@ def test_limits_defaults_and_validation() -> None:
         UpstreamLimits(call_timeout=-1)
     with pytest.raises(ValueError, match="ping_timeout"):
         UpstreamLimits(ping_timeout=float("inf"))
+
+
+def test_load_config_reports_numbers_and_nesting_no_reader_takes(tmp_path) -> None:
+    big = tmp_path / "big.json"
+    big.write_text('{"mcpServers": {"a": {"command": "x", "timeout": ' + "9" * 5000 + "}}}", encoding="utf-8")
+    with pytest.raises(McpConfigError) as caught:
+        load_config(big)
+    assert str(caught.value) == (
+        f"invalid MCP configuration {big}: not JSON: an integer of 5000 digits is longer than JSON numbers "
+        "here may be; send it as a string"
+    )

@@ -177,3 +177,17 @@ async def test_a_ring_log_bounds_what_many_runs_leave_behind(tmp_path: Path) -> 
     kept = log.read()
     assert log.dropped > 0 and sum(estimate_size(e) for e in kept) <= 1024 * 1024
     assert kept[-1]["type"] == "tool/code-dispatch" or kept[-1]["call_id"].startswith("r14")
+
+
+def test_jsonl_reader_skips_lines_no_json_reader_takes(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    lines = [
+        b'{"type": "a"}',
+        b'{"n": ' + b"9" * 5000 + b"}",  # over CPython's integer-string limit: a plain ValueError
+        b"[" * 100_000,
+        b'{"s": "\xff\xfe"}',  # not UTF-8
+        b'{"type": "b"}',
+        b'{"type": "c", "torn',
+    ]
+    path.write_bytes(b"\n".join(lines))
+    assert [e["type"] for e in JsonlEventLog(path).read()] == ["a", "b"]

@@ -88,7 +88,38 @@ def test_flat_and_toolcall_shapes_still_work() -> None:
     assert as_tool_call({"name": "grep"}) == ToolCall("", "grep", {})
     same = ToolCall("c", "grep", {})
     assert as_tool_call(same) is same
-    assert as_tool_call({"id": "d", "name": "grep", "arguments": "{not json"}).arguments == {"__unparsed__": "{not json"}
+    unread = as_tool_call({"id": "d", "name": "grep", "arguments": "{not json"}).arguments
+    assert not isinstance(unread, collections.abc.Mapping) and unread.text == "{not json"
+
+
+BIG = "9" * 5000
+NOT_JSON = [
+    ('{"code": ' + BIG + "}", "an integer of 5000 digits is longer than JSON numbers here may be; send it as a string"),
+    ('{"code": "x", "description": ', "Expecting value at line 1 column 30"),
+    ("[" * 100_000, "nested too deeply"),
+]
+
+
+def _shaped(shape: str, text: str) -> dict[str, Any]:
+    if shape == "openai-chat":
+        return {"id": "c1", "type": "function", "function": {"name": "run_code", "arguments": text}}
+    if shape == "openai-responses":
+        return {"type": "function_call", "call_id": "c1", "name": "run_code", "arguments": text}
+    return {"id": "c1", "name": "run_code", "arguments": text}
+
+
+@pytest.mark.parametrize("shape", ["openai-chat", "openai-responses", "flat"])
+@pytest.mark.parametrize(("text", "reason"), NOT_JSON, ids=["5000-digits", "cut", "deep"])
+async def test_arguments_that_are_not_json_are_one_invalid_arguments_result(shape: str, text: str, reason: str) -> None:
+    mode = make_mode(grep_tool())
+    outcome = await mode.handle(_shaped(shape, text))
+    assert outcome.is_error and outcome.result.meta["error"] == "invalid_arguments"
+    assert outcome.text == (
+        f"Invalid arguments for run_code:\n- $: arguments is not JSON: {reason}\nFix them and call run_code again."
+    )
+    assert "__unparsed__" not in outcome.text and "set_int_max_str_digits" not in outcome.text
+    call = next(e for e in mode.registry.events.read() if e["type"] == "tool/call")
+    assert call["arguments"] == text  # the log keeps what the model sent
 
 
 @pytest.mark.parametrize(
