@@ -16,9 +16,11 @@ Writes follow a ``WritePolicy``: nothing a common tool would run or load is crea
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import math
 import os
+import re
 import stat as stat_module
 import threading
 import time
@@ -60,6 +62,15 @@ MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_READ_FILE_BYTES = MAX_FILE_BYTES
 BINARY_SNIFF_BYTES = 8192
+#: read_file scans a file in chunks of this size for the lines it returns, so what it holds is
+#: the chunk and the window, never the whole file or a list of all its lines.
+READ_CHUNK_BYTES = 64 * 1024
+#: What all workspace calls of this process may hold of file data at once (a read window's
+#: chunk, a searched file, an edited file and its result): concurrent calls, from one run or
+#: from many runs of one ``mcp serve``, wait for their share until their deadline.
+MAX_HELD_BYTES = 96 * 1024 * 1024
+#: Paths deeper than this many components are refused before anything is resolved or created.
+MAX_PATH_DEPTH = 64
 #: The time a call outside any run (a direct call, no deadline) may work. Inside a run, a call
 #: works until the run's own deadline.
 UNBOUNDED_CALL_SECONDS = 10.0
@@ -108,6 +119,8 @@ WRITE_REFUSED = (
 HARD_LINKED = "{path!r} has other hard links (the same file may live outside the root); it cannot be read or written through the workspace"
 ACCESS_FAILED = "cannot access {path!r}: {reason}"
 SYMLINK_LOOP = "symlink loop"
+TOO_DEEP = "path {path!r} is too deep ({depth} components); workspace paths have at most {limit}"
+BUSY = "the workspace is busy with other calls' file data and none was free for {seconds:.1f} s; try again with fewer calls at once"
 OLD_NOT_FOUND = "old text not found in {path!r}; read the file and copy the text exactly"
 OLD_NOT_UNIQUE = "old text occurs {count} times in {path!r}; add context or pass count={count}"
 FILE_EXISTS = "{path!r} already exists; pass overwrite=true to replace it"
@@ -250,6 +263,74 @@ class _Budget:
                 step *= 2
 
 
+class _HeldBytes:
+    """The file data all workspace calls of the process hold at once, capped at ``limit``.
+
+    A call reserves what it is about to hold before reading (``hold``) and waits, until its
+    budget ends, while others hold too much; one reservation larger than the whole cap waits
+    for the cap alone. ``peak`` is the largest total ever held (for tests and benchmarks)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+        self.peak = 0
+        self._changed = threading.Condition()
+
+    def hold(self, size: int, budget: _Budget | None) -> _Held:
+        size = max(0, min(size, self.limit))
+        end = budget.end if budget is not None else time.monotonic() + UNBOUNDED_CALL_SECONDS
+        with self._changed:
+            while self.held + size > self.limit:
+                remaining = end - time.monotonic()
+                if remaining <= 0 or (budget is not None and budget.stopped.is_set()):
+                    seconds = budget.seconds if budget is not None else UNBOUNDED_CALL_SECONDS
+                    raise WorkspaceError(BUSY.format(seconds=seconds))
+                self._changed.wait(min(remaining, 0.05))
+            self.held += size
+            self.peak = max(self.peak, self.held)
+        return _Held(self, size)
+
+    def release(self, size: int) -> None:
+        with self._changed:
+            self.held -= size
+            self._changed.notify_all()
+
+
+class _Held:
+    """One reservation; a context manager that gives it back."""
+
+    __slots__ = ("_owner", "size")
+
+    def __init__(self, owner: _HeldBytes, size: int) -> None:
+        self._owner = owner
+        self.size = size
+
+    def __enter__(self) -> _Held:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._owner.release(self.size)
+        self.size = 0
+
+
+#: Shared by every workspace of the process.
+HELD = _HeldBytes(MAX_HELD_BYTES)
+
+#: One lock per workspace root, shared by every ``Workspace`` of that root in the process: the
+#: write policy's check, the directories a write creates and the write itself happen under it.
+_ROOT_LOCKS: dict[Path, threading.Lock] = {}
+_ROOT_LOCKS_GUARD = threading.Lock()
+
+
+def _root_lock(root: Path) -> threading.Lock:
+    with _ROOT_LOCKS_GUARD:
+        return _ROOT_LOCKS.setdefault(root, threading.Lock())
+
+
+def _shorten(path: str, limit: int = 80) -> str:
+    return path if len(path) <= limit else path[: limit - 1] + "…"
+
+
 class Workspace:
     """The root and the path checks every workspace tool shares."""
 
@@ -258,14 +339,19 @@ class Workspace:
         if not resolved.is_dir():
             raise ValueError(f"workspace root {str(root)!r} is not a directory")
         self.root = resolved
+        self.write_lock = _root_lock(resolved)
 
     def resolve(self, path: str) -> Path:
         """The real path for ``path`` (relative to the root, or absolute inside it).
 
-        Raises ``WorkspaceError`` when it, or a symlink on the way, leads outside the root.
+        Raises ``WorkspaceError`` when it, or a symlink on the way, leads outside the root, or
+        when it has more than ``MAX_PATH_DEPTH`` components (checked first).
         """
         if "\x00" in path:
             raise WorkspaceError(OUTSIDE_ROOT.format(path=path))
+        depth = sum(1 for part in path.replace("\\", "/").split("/") if part not in ("", "."))
+        if depth > MAX_PATH_DEPTH:
+            raise WorkspaceError(TOO_DEEP.format(path=_shorten(path), depth=depth, limit=MAX_PATH_DEPTH))
         try:
             real = (self.root / path).resolve()
         except RuntimeError:
@@ -341,8 +427,8 @@ def _opened_inside(ws: Workspace, fd: int, real: Path) -> bool:
     return opened == ws.root or opened.is_relative_to(ws.root)
 
 
-def _read_checked(ws: Workspace, real: Path, shown: str, limit: int) -> bytes | None:
-    """The bytes of a regular file inside the root, or None if it is larger than ``limit``.
+def _open_checked(ws: Workspace, real: Path, shown: str) -> tuple[int, os.stat_result]:
+    """A descriptor of a regular file inside the root, and its status; the caller closes it.
 
     The file is opened without following a final symlink and without blocking, and the opened
     descriptor's own path and type are checked, so a path swapped for a symlink or a FIFO
@@ -362,41 +448,171 @@ def _read_checked(ws: Workspace, real: Path, shown: str, limit: int) -> bytes | 
             raise WorkspaceError(NOT_A_FILE.format(path=shown))
         if st.st_nlink > 1:
             raise WorkspaceError(HARD_LINKED.format(path=shown))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def _read_checked(
+    ws: Workspace, real: Path, shown: str, limit: int, budget: _Budget | None = None, share: int = 1
+) -> tuple[bytes | None, _Held]:
+    """The bytes of a regular file inside the root (see ``_open_checked``), or None if it is
+    larger than ``limit``, and the reservation of ``HELD`` the caller gives back when done with
+    them: ``share`` times the file's size, taken once before reading (the caller's later copies,
+    text and results, are in it: a second reservation while holding one could wait forever)."""
+    fd, st = _open_checked(ws, real, shown)
+    try:
         if st.st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(st.st_size + 1)  # sized by the file: a buffer of `limit` bytes per read is waste
+            return None, HELD.hold(0, budget)
+        reservation = HELD.hold(share * (st.st_size + 1), budget)
+        try:
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                return f.read(st.st_size + 1), reservation  # sized by the file, not by `limit`
+        except BaseException:
+            reservation.__exit__()
+            raise
     finally:
         os.close(fd)
 
 
-def _read_text(ws: Workspace, real: Path, shown: str) -> str:
-    data = _read_checked(ws, real, shown, MAX_FILE_BYTES)
+def _read_text(ws: Workspace, real: Path, shown: str, budget: _Budget | None = None, share: int = 1) -> tuple[str, _Held]:
+    """The text of a file and its reservation of ``HELD`` (see ``_read_checked``)."""
+    data, reservation = _read_checked(ws, real, shown, MAX_FILE_BYTES, budget, share)
     if data is None or len(data) > MAX_FILE_BYTES:
+        reservation.__exit__()
         raise WorkspaceError(TOO_LARGE.format(path=shown, size=real.stat().st_size, limit=MAX_FILE_BYTES))
     if _is_binary(data[:BINARY_SNIFF_BYTES]):
+        reservation.__exit__()
         raise WorkspaceError(BINARY_FILE.format(path=shown))
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace"), reservation
 
 
 # --- read-only tools ---------------------------------------------------------------------------
 
 
-def _read_file(ws: Workspace, path: str, offset: int, limit: int) -> dict[str, Any]:
+#: What ``str.splitlines`` splits on; read_file counts and cuts lines exactly as it does.
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_BREAK_CHARS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+_OTHER_BREAK = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _count_breaks(text: str) -> int:
+    """How many line breaks ``text`` has (``\\r\\n`` is one): ``str.count`` when ``\\n`` is
+    the only kind, as in almost every file."""
+    if _OTHER_BREAK.search(text) is None:
+        return text.count("\n")
+    return _LINE_BREAK.subn("", text)[1]
+
+
+class _LineWindow:
+    """Lines ``start`` to ``end`` of a text fed in pieces, and the count of all its lines, as
+    ``text.splitlines()`` would give them, holding only the window (each line cut at
+    ``MAX_LINE_CHARS``) and the piece at hand: a piece entirely before or after the window is
+    only counted."""
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start, self.end = start, end
+        self.done = 0  # lines ended so far
+        self.open = False  # the current line has characters
+        self.current: list[str] = []
+        self.current_chars = 0
+        self.chosen: list[str] = []
+
+    def _keep(self, text: str) -> None:
+        room = MAX_LINE_CHARS + 1 - self.current_chars
+        if room > 0 and text:
+            self.current.append(text[:room])
+            self.current_chars += min(room, len(text))
+
+    def _finish(self) -> None:
+        if self.start <= self.done + 1 <= self.end:
+            line = "".join(self.current)
+            self.chosen.append(line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…")
+        self.current, self.current_chars = [], 0
+        self.done += 1
+
+    def feed(self, text: str) -> None:
+        if not text:
+            return
+        breaks = _count_breaks(text)
+        first, last = self.done + 1, self.done + breaks + 1  # the lines this piece touches
+        if last < self.start or first > self.end:
+            self.done += breaks
+            self.open = text[-1] not in _BREAK_CHARS if breaks else True
+            return
+        position = 0
+        for found in _LINE_BREAK.finditer(text):
+            if self.start <= self.done + 1 <= self.end:
+                self._keep(text[position:found.start()])
+            self._finish()
+            position = found.end()
+        rest = text[position:]
+        self.open = bool(rest)
+        if rest and self.start <= self.done + 1 <= self.end:
+            self._keep(rest)
+
+    def close(self) -> int:
+        """The total number of lines (a last line without a break counts)."""
+        if self.open:
+            self._finish()
+        return self.done
+
+
+def _read_file(ws: Workspace, budget: _Budget, path: str, offset: int, limit: int) -> dict[str, Any]:
     real = ws.resolve(path)
-    lines = _read_text(ws, real, path).splitlines()
     start = max(offset, 1)
-    chosen = lines[start - 1 : start - 1 + limit]
-    text = "\n".join(line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…" for line in chosen)
+    window = _LineWindow(start, start + limit - 1)
+    fd, st = _open_checked(ws, real, path)
+    # The chunk (bytes and text) and the window, with room for the widest characters.
+    share = 3 * READ_CHUNK_BYTES + 4 * limit * (MAX_LINE_CHARS + 1)
+    try:
+        if st.st_size > MAX_FILE_BYTES:
+            raise WorkspaceError(TOO_LARGE.format(path=path, size=st.st_size, limit=MAX_FILE_BYTES))
+        with HELD.hold(share, budget), os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
+            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            held = ""  # a "\r" at a chunk's end may start a "\r\n" in the next one
+            first = True
+            read = 0
+            while True:
+                budget.check()
+                raw = f.read(min(READ_CHUNK_BYTES, MAX_FILE_BYTES + 1 - read))
+                read += len(raw)
+                if first and _is_binary(raw[:BINARY_SNIFF_BYTES]):
+                    raise WorkspaceError(BINARY_FILE.format(path=path))
+                first = False
+                text = held + decoder.decode(raw, final=not raw)
+                held = ""
+                if raw and text.endswith("\r"):
+                    held, text = "\r", text[:-1]
+                window.feed(text)
+                if not raw:
+                    break
+                if read > MAX_FILE_BYTES:  # it grew since fstat
+                    raise WorkspaceError(TOO_LARGE.format(path=path, size=read, limit=MAX_FILE_BYTES))
+    finally:
+        os.close(fd)
+    total = window.close()
+    chosen = window.chosen
     end = start + len(chosen) - 1 if chosen else start - 1
     return {
         "path": ws.show(real),
-        "content": text,
+        "content": "\n".join(chosen),
         "start_line": start,
         "end_line": end,
-        "total_lines": len(lines),
-        "truncated": end < len(lines),
+        "total_lines": total,
+        "truncated": end < total,
     }
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.splitlines()`` one line at a time, never a list of them all."""
+    position = 0
+    for found in _LINE_BREAK.finditer(text):
+        yield text[position:found.start()]
+        position = found.end()
+    if position < len(text):
+        yield text[position:]
 
 
 def _list_dir(ws: Workspace, budget: _Budget, path: str) -> dict[str, Any]:
@@ -542,23 +758,25 @@ def _grep(
     for file in ws.walk(base, budget):
         if matcher is not None and not matcher(file.relative_to(base).as_posix() if base.is_dir() else file.name):
             continue
-        try:  # a symlink inside the root is read as its (checked) target
-            data = _read_checked(ws, file.resolve(), ws.relative(file), MAX_GREP_FILE_BYTES)
-        except (OSError, RuntimeError, WorkspaceError):
+        try:  # a symlink inside the root is read as its (checked) target; the bytes and the text
+            data, reservation = _read_checked(ws, file.resolve(), ws.relative(file), MAX_GREP_FILE_BYTES, budget, 5)
+        except (OSError, RuntimeError, WorkspaceError) as exc:
+            if isinstance(exc, WorkspaceError) and (budget.stopped.is_set() or exc.args[0].startswith("the workspace is busy")):
+                raise
             continue
-        if data is None or len(data) > MAX_GREP_FILE_BYTES:
-            continue
-        if _is_binary(data[:BINARY_SNIFF_BYTES]):
-            continue
-        searched += 1
-        rel = ws.relative(file)
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if budget.search(compiled, line):
-                if len(matches) >= limit:
-                    truncated = True
-                    break
-                text = line.strip()
-                matches.append({"path": rel, "line": number, "text": text[:MAX_LINE_CHARS]})
+        with reservation:
+            if data is None or len(data) > MAX_GREP_FILE_BYTES or _is_binary(data[:BINARY_SNIFF_BYTES]):
+                continue
+            searched += 1
+            rel = ws.relative(file)
+            text = data.decode("utf-8", errors="replace")
+            del data
+            for number, line in enumerate(_lines(text), 1):
+                if budget.search(compiled, line):
+                    if len(matches) >= limit:
+                        truncated = True
+                        break
+                    matches.append({"path": rel, "line": number, "text": line.strip()[:MAX_LINE_CHARS]})
         if truncated:
             break
     return {"matches": matches, "files_searched": searched, "truncated": truncated}
@@ -596,20 +814,74 @@ def _check_writable(ws: Workspace, policy: WritePolicy, real: Path, shown: str, 
         raise WorkspaceError(HARD_LINKED.format(path=shown))
 
 
-def _write_file(ws: Workspace, policy: WritePolicy, path: str, content: str, overwrite: bool) -> dict[str, Any]:
+def _write_file(ws: Workspace, policy: WritePolicy, budget: _Budget, path: str, content: str, overwrite: bool) -> dict[str, Any]:
     real = ws.resolve(path)
     if len(content) > MAX_FILE_BYTES:  # even all-ASCII it is too large: refuse before encoding it
         raise WorkspaceError(RESULT_TOO_LARGE.format(size=len(content), limit=MAX_FILE_BYTES))
-    data = content.encode("utf-8")
-    _check_writable(ws, policy, real, path, data)
-    existed = real.exists()
-    if existed and not real.is_file():
-        raise WorkspaceError(NOT_A_FILE.format(path=path))
-    if existed and not overwrite:
-        raise WorkspaceError(FILE_EXISTS.format(path=path))
-    real.parent.mkdir(parents=True, exist_ok=True)
-    _write_checked(ws, real, path, data)
+    with HELD.hold(4 * len(content), budget):
+        data = content.encode("utf-8")
+        with ws.write_lock:
+            _check_writable(ws, policy, real, path, data)
+            existed = real.exists()
+            if existed and not real.is_file():
+                raise WorkspaceError(NOT_A_FILE.format(path=path))
+            if existed and not overwrite:
+                raise WorkspaceError(FILE_EXISTS.format(path=path))
+            made = _make_parents(ws, real.parent)
+            try:
+                _write_checked(ws, real, path, data)
+            except BaseException:
+                _undo(made)
+                raise
+            _recheck(ws, policy, real, path, data, [] if existed else [real], made)
     return {"path": ws.show(real), "bytes_written": len(data), "created": not existed}
+
+
+def _make_parents(ws: Workspace, directory: Path) -> list[Path]:
+    """Create the missing directories up to ``directory``; returns them, outermost first."""
+    missing: list[Path] = []
+    while directory != ws.root and not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    missing.reverse()
+    made: list[Path] = []
+    try:
+        for each in missing:
+            each.mkdir()
+            made.append(each)
+    except BaseException:
+        _undo(made)
+        raise
+    return made
+
+
+def _undo(made: list[Path], files: list[Path] = ()) -> None:  # type: ignore[assignment]
+    """Remove what a refused write created: its file, then its directories, innermost first."""
+    for file in files:
+        try:
+            file.unlink()
+        except OSError:
+            pass
+    for directory in reversed(made):
+        try:
+            directory.rmdir()
+        except OSError:  # something else appeared in it meanwhile: leave it
+            pass
+
+
+def _recheck(
+    ws: Workspace, policy: WritePolicy, real: Path, shown: str, data: bytes, files: list[Path], made: list[Path]
+) -> None:
+    """The policy once more, with the write done: a file or directory that completes a git
+    directory, a virtualenv or a startup file together with parts someone else wrote (another
+    process, a write outside this lock) is removed again and the write refused."""
+    if not files and not made:
+        return  # nothing new exists: the check before the write saw this very tree
+    for created in [*made, *files]:
+        reason = policy.refusal(ws.root, created, data if created == real else b"")
+        if reason is not None:
+            _undo(made, files)
+            raise WorkspaceError(WRITE_REFUSED.format(path=shown, reason=reason))
 
 
 def _write_checked(ws: Workspace, real: Path, shown: str, data: bytes) -> None:
@@ -632,22 +904,25 @@ def _write_checked(ws: Workspace, real: Path, shown: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _edit_file(ws: Workspace, policy: WritePolicy, path: str, old: str, new: str, count: int) -> dict[str, Any]:
+def _edit_file(ws: Workspace, policy: WritePolicy, budget: _Budget, path: str, old: str, new: str, count: int) -> dict[str, Any]:
     real = ws.resolve(path)
     _check_writable(ws, policy, real, path, b"")  # the path first: a protected file is not even read
-    text = _read_text(ws, real, path)
-    found = text.count(old) if old else 0
-    if found == 0:
-        raise WorkspaceError(OLD_NOT_FOUND.format(path=path))
-    if found != count:
-        raise WorkspaceError(OLD_NOT_UNIQUE.format(count=found, path=path))
-    # The result's size, before building it: a short `old` and a long `new` multiply.
-    size = len(text.encode("utf-8")) + found * (len(new.encode("utf-8")) - len(old.encode("utf-8")))
-    if size > MAX_FILE_BYTES:
-        raise WorkspaceError(RESULT_TOO_LARGE.format(size=size, limit=MAX_FILE_BYTES))
-    data = text.replace(old, new).encode("utf-8")
-    _check_writable(ws, policy, real, path, data)
-    _write_checked(ws, real, path, data)
+    # The bytes, the text, and the result as text and bytes, reserved before reading.
+    text, reservation = _read_text(ws, real, path, budget, 9)
+    with reservation:
+        found = text.count(old) if old else 0
+        if found == 0:
+            raise WorkspaceError(OLD_NOT_FOUND.format(path=path))
+        if found != count:
+            raise WorkspaceError(OLD_NOT_UNIQUE.format(count=found, path=path))
+        # The result's size, before building it: a short `old` and a long `new` multiply.
+        size = len(text.encode("utf-8")) + found * (len(new.encode("utf-8")) - len(old.encode("utf-8")))
+        if size > MAX_FILE_BYTES:
+            raise WorkspaceError(RESULT_TOO_LARGE.format(size=size, limit=MAX_FILE_BYTES))
+        data = text.replace(old, new).encode("utf-8")
+        with ws.write_lock:
+            _check_writable(ws, policy, real, path, data)
+            _write_checked(ws, real, path, data)
     return {"path": ws.show(real), "replacements": found}
 
 
@@ -711,7 +986,8 @@ def workspace_tools(
     ws = Workspace(root)
 
     async def read_file(args: Mapping[str, Any], ctx: Any) -> Any:
-        return await _threaded(_read_file, ws, args["path"], args["offset"], args["limit"])
+        budget = _Budget.for_call()
+        return await _threaded(_read_file, ws, budget, args["path"], args["offset"], args["limit"], budget=budget)
 
     async def list_dir(args: Mapping[str, Any], ctx: Any) -> Any:
         budget = _Budget.for_call()
@@ -866,10 +1142,16 @@ def workspace_tools(
 
 def _write_tools(ws: Workspace, policy: WritePolicy) -> list[ToolDefinition]:
     async def write_file(args: Mapping[str, Any], ctx: Any) -> Any:
-        return await _threaded(_write_file, ws, policy, args["path"], args["content"], args["overwrite"])
+        budget = _Budget.for_call()
+        return await _threaded(
+            _write_file, ws, policy, budget, args["path"], args["content"], args["overwrite"], budget=budget
+        )
 
     async def edit_file(args: Mapping[str, Any], ctx: Any) -> Any:
-        return await _threaded(_edit_file, ws, policy, args["path"], args["old"], args["new"], args["count"])
+        budget = _Budget.for_call()
+        return await _threaded(
+            _edit_file, ws, policy, budget, args["path"], args["old"], args["new"], args["count"], budget=budget
+        )
 
     return [
         define_tool(

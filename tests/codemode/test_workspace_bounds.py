@@ -97,7 +97,9 @@ async def test_a_pattern_that_unrolls_too_far_is_refused_before_compiling(
 _MEMORY_SCRIPT = textwrap.dedent(
     """
     import resource, sys, anyio
-    from codemode import Registry, ToolCall, register_workspace
+    from codemode import Registry, ToolCall, register_workspace, workspace
+
+    workspace.UNBOUNDED_CALL_SECONDS = 600  # memory is measured here, not speed on a busy machine
 
     async def main():
         reg = Registry()
@@ -266,3 +268,134 @@ async def test_reads_refuse_a_hard_link_to_a_file_outside_the_root(root: Path, t
     g = await call(reg, "grep", pattern="s3cr3t")
     assert not g.is_error and list(g.value["matches"]) == []
     assert SECRET not in everything(reg, r, g)
+
+
+# --- memory: a window of lines, and the file data all calls hold at once -------------------------
+
+_CALLS_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, tracemalloc, anyio
+    from codemode import Registry, ToolCall, register_workspace, workspace
+
+    workspace.UNBOUNDED_CALL_SECONDS = 600  # memory is measured here, not speed on a busy machine
+
+    async def main():
+        reg = Registry()
+        register_workspace(reg, sys.argv[1], allow_write=True)
+        calls = json.loads(sys.argv[2])
+        await reg.execute(ToolCall("warm", "stat", {"path": "."}))
+        results = [None] * len(calls)
+        tracemalloc.start()
+        async def one(i, call):
+            results[i] = await reg.execute(ToolCall(str(i), call[0], call[1]))
+        async with anyio.create_task_group() as tg:
+            for i, call in enumerate(calls):
+                tg.start_soon(one, i, call)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(json.dumps({"peak": peak, "errors": [r.text for r in results if r.is_error],
+                          "values": [r.value for r in results]}))
+
+    anyio.run(main)
+    """
+)
+
+
+def _measure_calls(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Run ``calls`` at once in a fresh host process; its peak traced memory and results."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CALLS_SCRIPT, str(root), json.dumps(calls)],
+        capture_output=True, text=True, cwd=REPO, timeout=600, check=True,
+    )
+    return json.loads(done.stdout)
+
+
+MIB = 1024 * 1024
+
+
+@pytest.mark.timeout(900)
+def test_read_file_holds_its_window_not_the_file(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    line = b"ab\n"
+    with open(ws / "short-lines.txt", "wb") as fh:  # 30 MiB of 3-byte lines: 10 million lines
+        fh.write(line * (30 * MIB // len(line)))
+    calls = [("read_file", {"path": "short-lines.txt", "offset": o, "limit": 1}) for o in (1, 5_000_000, 10_485_760, 1)]
+    out = _measure_calls(ws, calls)
+    assert out["errors"] == []
+    assert [v["content"] for v in out["values"]] == ["ab", "ab", "ab", "ab"]
+    assert {v["total_lines"] for v in out["values"]} == {30 * MIB // len(line)}
+    # Four gathered calls: each holds a 64 KiB chunk (as bytes and text) and one line; the whole
+    # file as a list of lines would be about 800 MiB, and 4 x 30 MiB just to read it.
+    assert out["peak"] < 8 * MIB, out["peak"]
+
+
+@pytest.mark.timeout(900)
+def test_concurrent_edits_share_one_byte_budget(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    size = 12 * MIB
+    for i in range(6):
+        (ws / f"f{i}.txt").write_bytes(b"x" * (size - 4) + b"OLD\n")
+    calls = [("edit_file", {"path": f"f{i}.txt", "old": "OLD", "new": "NEW"}) for i in range(6)]
+    out = _measure_calls(ws, calls)
+    assert out["errors"] == []
+    assert all((ws / f"f{i}.txt").read_bytes().endswith(b"NEW\n") for i in range(6))
+    # One edit of a 12 MiB file holds about 4 x 12 MiB (bytes, text, result text and bytes): six
+    # at once would hold about 290 MiB. They take turns within MAX_HELD_BYTES (96 MiB).
+    assert out["peak"] < workspace.MAX_HELD_BYTES + 16 * MIB, out["peak"]
+
+
+def test_held_bytes_wait_for_their_turn_and_give_up_at_the_deadline() -> None:
+    held = workspace._HeldBytes(100)
+    first = held.hold(80, None)
+    budget = workspace._Budget(0.2)
+    with pytest.raises(workspace.WorkspaceError, match="the workspace is busy"):
+        held.hold(40, budget)
+    released: list[int] = []
+
+    def later() -> None:
+        time.sleep(0.1)
+        first.__exit__()
+        released.append(1)
+
+    threading.Thread(target=later).start()
+    with held.hold(40, workspace._Budget(30)):
+        assert released == [1] and held.held == 40
+    assert held.held == 0 and held.peak == 80
+
+
+_TEXTS = [
+    "", "\n", "a", "a\n", "a\nb", "a\r\nb\r\n", "a\rb\r", "\r\n\r\n", "x\u2028y\x85z\x0cw\x1cv",
+    "é\n" * 5, "line\n" * 3 + "last", "\r", "a\r\r\nb",
+]
+
+
+@pytest.mark.parametrize("text", _TEXTS)
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64 * 1024])
+def test_the_line_window_splits_as_splitlines_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, chunk: int) -> None:
+    monkeypatch.setattr(workspace, "READ_CHUNK_BYTES", chunk)
+    (tmp_path / "t.txt").write_bytes(text.encode("utf-8"))
+    ws = workspace.Workspace(tmp_path)
+    lines = text.splitlines()
+    for offset in (1, 2, 3):
+        for limit in (1, 2, 5):
+            got = workspace._read_file(ws, workspace._Budget(30), "t.txt", offset, limit)
+            want = lines[offset - 1 : offset - 1 + limit]
+            assert got["content"] == "\n".join(want), (offset, limit)
+            assert got["total_lines"] == len(lines)
+            assert got["end_line"] == (offset + len(want) - 1 if want else offset - 1)
+
+
+async def test_a_path_too_deep_is_refused_before_anything_is_created(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    reg = registry_for(ws, allow_write=True)
+    deep = "d/" * 1000 + "f.txt"
+    written = await call(reg, "write_file", path=deep, content="x")
+    assert written.is_error and "is too deep (1001 components); workspace paths have at most 64" in written.text
+    assert "symlink loop" not in written.text and list(ws.iterdir()) == []
+    read = await call(reg, "read_file", path=deep)
+    assert read.is_error and "too deep" in read.text
+    ok = await call(reg, "write_file", path="d/" * 63 + "f.txt", content="x")
+    assert not ok.is_error, ok.text

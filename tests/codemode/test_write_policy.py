@@ -263,3 +263,94 @@ def test_policy_is_an_immutable_value() -> None:
         DEFAULT_WRITE_POLICY.git_dirs = False  # type: ignore[misc]
     with pytest.raises(TypeError):
         WritePolicy(frozenset())  # type: ignore[misc]  # keyword-only
+
+
+# --- races: the check and the write are one step per workspace ----------------------------------
+
+
+def worktree_config(marker: Path) -> str:
+    """A git dir's config whose work tree is its parent: ``git status`` inside it runs fsmonitor."""
+    return fsmonitor_config(marker) + "\tworktree = ..\n"
+
+
+class _SlowPolicy(WritePolicy):
+    """The default policy, taking its time: two writers that both pass the check would both write."""
+
+    def refusal(self, root: Path, path: Path, content: bytes) -> str | None:
+        import time
+
+        reason = super().refusal(root, path, content)
+        time.sleep(0.3)
+        return reason
+
+
+class _RacedPolicy(WritePolicy):
+    """The default policy; right after it passes a write of ``refs/...``, another writer (another
+    process, say) creates the other parts of a git directory next to it."""
+
+    def refusal(self, root: Path, path: Path, content: bytes) -> str | None:
+        reason = super().refusal(root, path, content)
+        if reason is None and path.name == "main" and not (root / "gitx" / "HEAD").exists():
+            (root / "gitx" / "objects").mkdir(parents=True)
+            (root / "gitx" / "HEAD").write_text("ref: refs/heads/main\n")
+        return reason
+
+
+async def test_two_concurrent_writers_cannot_complete_a_git_dir(root: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    reg = tools(root, _SlowPolicy())
+    assert not (await call(reg, "write_file", path="gitx/config", content=worktree_config(marker))).is_error
+    assert not (await call(reg, "write_file", path="gitx/HEAD", content="ref: refs/heads/main\n")).is_error
+    results: dict[str, Any] = {}
+
+    async def write(path: str) -> None:
+        results[path] = await call(reg, "write_file", path=path, content="x\n")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(write, "gitx/objects/keep")
+        tg.start_soon(write, "gitx/refs/heads/main")
+    refused_ = [p for p, r in results.items() if r.is_error]
+    assert len(refused_) == 1, {p: r.text for p, r in results.items()}
+    assert "'gitx' is, or would become, a git directory" in results[refused_[0]].text
+    assert not (root / refused_[0]).exists() and not (root / refused_[0].split("/")[1]).exists()
+    git_status(root / "gitx")
+    assert not marker.exists()
+
+
+async def test_a_write_that_completes_a_git_dir_with_parts_written_meanwhile_is_undone(root: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    reg = tools(root, _RacedPolicy())
+    assert not (await call(reg, "write_file", path="gitx/config", content=worktree_config(marker))).is_error
+    result = await call(reg, "write_file", path="gitx/refs/heads/main", content="0" * 40 + "\n")
+    assert result.is_error and "'gitx' is, or would become, a git directory" in result.text
+    assert not (root / "gitx" / "refs").exists()  # the file and the directories it needed are gone
+    git_status(root / "gitx")
+    assert not marker.exists()
+
+
+def test_control_the_raced_tree_runs_fsmonitor(tmp_path: Path) -> None:
+    """Control: the tree the raced writers would leave, made directly, runs the command."""
+    marker = tmp_path / "pwned"
+    gitx = tmp_path / "gitx"
+    (gitx / "objects").mkdir(parents=True)
+    (gitx / "refs" / "heads").mkdir(parents=True)
+    (gitx / "HEAD").write_text("ref: refs/heads/main\n")
+    (gitx / "config").write_text(worktree_config(marker))
+    (gitx / "refs" / "heads" / "main").write_text("x\n")
+    git_status(gitx)
+    assert marker.exists()
+
+
+async def test_a_write_that_completes_a_virtualenv_is_undone(root: Path) -> None:
+    class Raced(WritePolicy):
+        def refusal(self, root_: Path, path: Path, content: bytes) -> str | None:
+            reason = super().refusal(root_, path, content)
+            if reason is None and path.name == "evil.pth" and not (root_ / "env" / "pyvenv.cfg").exists():
+                (root_ / "env").mkdir(exist_ok=True)
+                (root_ / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+            return reason
+
+    reg = tools(root, dataclasses.replace(Raced(), startup_suffixes=(".pyc",)))
+    result = await call(reg, "write_file", path="env/lib/evil.pth", content="import os\n")
+    assert result.is_error and "'env' is a virtualenv (it has pyvenv.cfg)" in result.text
+    assert not (root / "env" / "lib").exists()
