@@ -1,6 +1,13 @@
 """Soak `codemode mcp serve` over HTTP: many runs that each read a 200 KB file, and the server's RSS.
 
     python benchmarks/soak_mcp.py [--runs 1000] [--backend worker|inprocess] [--tolerance-mib 10]
+    python benchmarks/soak_mcp.py --library [--runs 10000] [--warmup 1000] [--backend ...]
+
+`--library` soaks the library instead, with default settings: one `Registry()` and one
+`CodeMode(registry)` in this process, as a web app serving many conversations builds them, and
+`mode.handle(...)` called with a provider-shaped `run_code` call that makes one sub-call. This
+process's RSS is read after the warm-up and then every 1,000 runs; it passes when the growth after
+the warm-up stays within `--tolerance-mib` (10 MiB by default).
 
 A real server process (`python -m codemode.mcp serve --http 127.0.0.1:0`) and one MCP client
 session. After every 100 runs the server's resident set size is read from /proc. The soak passes
@@ -13,6 +20,7 @@ This is a benchmark, not a test: it takes about a minute and measures the machin
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -20,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -67,12 +76,76 @@ async def soak(port: int, pid: int, runs: int, expected: int) -> list[tuple[int,
     return samples
 
 
+LIBRARY_CODE = "r = await tools.add(a=2, b=3)\nprint('sum', r['total'])\nreturn r"
+
+
+async def soak_library(runs: int, warmup: int, backend: str, every: int = 1000) -> list[tuple[int, float, float]]:
+    """Default settings except the backend: the growth measured is the host's, not a worker's."""
+    import gc
+
+    from codemode import CodeMode, Registry, define_tool
+
+    async def add(args: Any, ctx: Any) -> dict[str, int]:
+        return {"total": args["a"] + args["b"]}
+
+    registry = Registry(mode="code")  # the mode that offers run_code; every limit and log at its default
+    registry.register(define_tool(
+        name="add", description="Add two integers.", execute=add,
+        parameters={"a": {"type": "integer", "required": True}, "b": {"type": "integer", "required": True}},
+        output={"schema": {"type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"]}},
+    ))
+    mode = CodeMode(registry, backend=backend)  # type: ignore[arg-type]
+
+    async def one(n: int) -> None:
+        call = {"id": f"call_{n}", "type": "function",
+                "function": {"name": "run_code", "arguments": json.dumps({"code": LIBRARY_CODE, "description": "Add"})}}
+        outcome = await mode.handle(call)
+        if outcome.is_error or not outcome.text.startswith("sum 5"):
+            raise SystemExit(f"run {n} failed: {outcome.text[:200]}")
+
+    for n in range(warmup):
+        await one(-n)
+    gc.collect()
+    samples: list[tuple[int, float, float]] = [(0, rss_mib(os.getpid()), 0.0)]
+    started = time.perf_counter()
+    for n in range(1, runs + 1):
+        await one(n)
+        if n % every == 0:
+            gc.collect()
+            samples.append((n, rss_mib(os.getpid()), time.perf_counter() - started))
+    mode.close()
+    return samples
+
+
+def main_library(args: argparse.Namespace) -> int:
+    samples = anyio.run(soak_library, args.runs, args.warmup, args.backend)
+    first, last = samples[0][1], samples[-1][1]
+    growth = last - first
+    passed = growth <= args.tolerance_mib
+    print(f"<!-- benchmarks/soak_mcp.py --library --runs {args.runs} --warmup {args.warmup} --backend {args.backend}, "
+          f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores -->")
+    print("| runs after warm-up | host RSS (MiB) | elapsed (s) |")
+    print("|---|---|---|")
+    for n, rss, elapsed in samples:
+        print(f"| {n} | {rss:.1f} | {elapsed:.1f} |")
+    print()
+    print(f"RSS after the {args.warmup}-run warm-up: {first:.1f} MiB, after {samples[-1][0]} more runs: {last:.1f} MiB, "
+          f"growth {growth:+.1f} MiB (tolerance {args.tolerance_mib:g} MiB): {'PASS' if passed else 'FAIL'}")
+    return 0 if passed else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=None, help="runs to measure (1,000; 10,000 with --library)")
     parser.add_argument("--backend", choices=("worker", "inprocess"), default="worker")
     parser.add_argument("--tolerance-mib", type=float, default=10.0)
+    parser.add_argument("--library", action="store_true", help="soak Registry + CodeMode in this process")
+    parser.add_argument("--warmup", type=int, default=1000, help="with --library: runs before the first sample")
     args = parser.parse_args()
+    if args.library:
+        args.runs = 10_000 if args.runs is None else args.runs
+        return main_library(args)
+    args.runs = 1000 if args.runs is None else args.runs
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "big.txt").write_text(("x" * 99 + "\n") * (FILE_BYTES // 100))

@@ -31,6 +31,8 @@ from .jsontext import JSONTextError, parse_json
 from .output import json_line
 
 __all__ = [
+    "DEFAULT_LOG_MAX_BYTES",
+    "DEFAULT_LOG_MAX_EVENTS",
     "EVENT_CODE_DISPATCH",
     "EVENT_CODE_DISPATCH_START",
     "EVENT_MESSAGE",
@@ -87,14 +89,22 @@ def estimate_size(value: Any) -> int:
     return total
 
 
-class MemoryEventLog:
-    """Events in memory, in append order; the default log of a ``Registry``.
+#: The caps of a ``Registry``'s default log: the newest 5,000 events, at most about 8 MiB of
+#: them, so a process that serves many conversations with one registry stays flat in memory.
+DEFAULT_LOG_MAX_EVENTS = 5_000
+DEFAULT_LOG_MAX_BYTES = 8 * 1024 * 1024
 
-    Unbounded by default, so an agent loop can rebuild its whole history from it. With
-    ``max_events`` or ``max_bytes`` (sizes by ``estimate_size``) it is a ring buffer: appending
-    past a cap drops the oldest events (the newest is always kept) and counts them in
-    ``dropped``. A long-lived server uses one (``codemode mcp serve``); a full record belongs on
-    disk (``JsonlEventLog``). Raises ``ValueError`` for a cap below 1.
+
+class MemoryEventLog:
+    """Events in memory, in append order.
+
+    Unbounded as constructed, so an agent loop can rebuild its whole history from it (one per
+    conversation: ``Registry(log=MemoryEventLog())``). With ``max_events`` or ``max_bytes``
+    (sizes by ``estimate_size``) it is a ring buffer: appending past a cap drops the oldest
+    events (the newest is always kept) and counts them in ``dropped``. A ``Registry`` built
+    without ``log=`` uses ``MemoryEventLog.default()``, a ring of ``DEFAULT_LOG_MAX_EVENTS`` and
+    ``DEFAULT_LOG_MAX_BYTES``; a long-lived server uses a larger one (``codemode mcp serve``);
+    a full record belongs on disk (``JsonlEventLog``). Raises ``ValueError`` for a cap below 1.
     """
 
     __slots__ = ("events", "max_events", "max_bytes", "dropped", "_sizes", "_bytes", "_lock")
@@ -114,6 +124,11 @@ class MemoryEventLog:
         self._lock = threading.Lock()
         for event in events:
             self.append(event)
+
+    @classmethod
+    def default(cls) -> MemoryEventLog:
+        """The bounded log a ``Registry`` gets when it is given none."""
+        return cls(max_events=DEFAULT_LOG_MAX_EVENTS, max_bytes=DEFAULT_LOG_MAX_BYTES)
 
     def append(self, event: Mapping[str, Any]) -> None:
         size = estimate_size(event) if self.max_bytes is not None else 0

@@ -109,7 +109,7 @@ class Registry:
     """Named tools, per-agent views, hooks, and ``execute`` (the only way a tool runs)."""
 
     def __init__(self, *, log: EventLog | None = None, mode: Mode = "native") -> None:
-        self.events: EventLog = log if log is not None else MemoryEventLog()
+        self.events: EventLog = log if log is not None else MemoryEventLog.default()
         self._mode: Mode = _check_mode(mode)
         self._tools: dict[str, ToolDefinition] = {}
         self._scopes: dict[str, AgentScope] = {}

@@ -191,3 +191,36 @@ def test_jsonl_reader_skips_lines_no_json_reader_takes(tmp_path: Path) -> None:
     ]
     path.write_bytes(b"\n".join(lines))
     assert [e["type"] for e in JsonlEventLog(path).read()] == ["a", "b"]
+
+
+def test_a_registry_s_default_log_is_a_bounded_ring_and_memory_stays_flat() -> None:
+    import tracemalloc
+    from typing import Any
+
+    import anyio
+
+    from codemode import Registry, ToolCall, define_tool
+    from codemode.registry.events import DEFAULT_LOG_MAX_EVENTS
+
+    async def echo(args: Any, ctx: Any) -> dict[str, str]:
+        return {"text": args["text"]}
+
+    registry = Registry()
+    registry.register(define_tool(name="echo", description="Echo.", execute=echo,
+                                  parameters={"text": {"type": "string", "required": True}}))
+    text = "x" * 500
+
+    async def calls(n: int) -> None:
+        for i in range(n):
+            await registry.execute(ToolCall(str(i), "echo", {"text": text}))
+
+    tracemalloc.start()  # traced from the start: what the ring evicts is freed under the tracer
+    anyio.run(calls, DEFAULT_LOG_MAX_EVENTS)  # warm-up: the ring fills (two events a call)
+    before = tracemalloc.get_traced_memory()[0]
+    anyio.run(calls, 5_000)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(registry.events) == DEFAULT_LOG_MAX_EVENTS and registry.events.dropped >= 5_000
+    # 10,000 more events of ~1 KiB each kept forever would be about 10 MiB.
+    assert grown < 1024 * 1024, grown
+    assert derive_messages(registry.events)[-1]["role"] == "tool"  # the newest history is there
