@@ -300,3 +300,41 @@ async def test_lone_surrogate_escapes_in_frames_are_escaped_again() -> None:
     assert result == sandbox.RunResult(value="v\\udc80", logs=["p\\ud800"])
     assert worker.calls == [{"k\\udfff": "\\udc80"}]
     json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # encodes: no surrogate left
+
+
+# -- non-finite numbers ------------------------------------------------------------------------
+
+def raw_frame(text: str) -> bytes:
+    data = text.encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+OVERFLOWING = ["1e999", "-1e999", "1" * 400 + ".0", "1E+400"]
+
+
+@pytest.mark.parametrize("number", OVERFLOWING, ids=["1e999", "minus", "400-digits", "upper-e"])
+async def test_an_overflowing_number_in_call_arguments_never_reaches_the_binding(number: str) -> None:
+    worker = FakeWorker()
+    frame = raw_frame('{"op":"call","id":1,"name":"record","a":[[],{"x":' + number + ',"tag":"' + FORGED + '"}],"last":true}')
+    result = await worker.serve([frame])
+    assert result == sandbox.RunResult(error=sandbox.RunError(
+        "crashed", "the worker broke the protocol: malformed frame: a number that is not finite"))
+    assert worker.calls == []  # no inf reached the binding
+    assert_absent(result, FORGED)
+
+
+@pytest.mark.parametrize("number", OVERFLOWING, ids=["1e999", "minus", "400-digits", "upper-e"])
+async def test_an_overflowing_number_in_a_result_is_refused(number: str) -> None:
+    frame = raw_frame('{"op":"done","result":{"value":[' + number + ',"' + FORGED + '"],"logs":[],"error":null}}')
+    result = await FakeWorker().serve([frame])
+    assert result == sandbox.RunResult(error=sandbox.RunError(
+        "crashed", "the worker broke the protocol: malformed frame: a number that is not finite"))
+    assert_absent(result, FORGED)
+
+
+async def test_finite_numbers_still_cross() -> None:
+    worker = FakeWorker()
+    call_frame = raw_frame('{"op":"call","id":1,"name":"record","a":[[],{"x":1.5e300,"y":-0.0}],"last":true}')
+    result = await worker.serve([call_frame, raw_frame('{"op":"done","result":{"value":1e-320,"logs":[],"error":null}}')])
+    assert result == sandbox.RunResult(value=1e-320)
+    assert worker.calls == [{"x": 1.5e300, "y": -0.0}]
