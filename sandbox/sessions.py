@@ -420,7 +420,8 @@ class WorkerSession(Session):
         code, bindings, docs = escaped_inputs(code, bindings, docs)
         worker, stream = self._worker, self._stream
         assert worker is not None and stream is not None and worker.pid is not None
-        host = _Session(stream, bindings, limits, controller, namespace=namespace, source_lines=code.count("\n") + 1)
+        host = _Session(stream, bindings, limits, controller, namespace=namespace, source_lines=code.count("\n") + 1,
+                        source=code, in_session=True)
         fields, self._fields = self._fields, None
         host.begin(worker.pid, worker.parent, fields)
         extra = {"base": host.size_at_start} if host.size_at_start else None

@@ -35,7 +35,7 @@ import sys
 import time
 from typing import Any
 
-from .control import RunStopped, stop
+from .control import RunStopped, Verdict
 from .execution import Execution, syntax_result
 from .jail import SyscallFilter, build_filter, can_chroot, drop_capabilities, enter_namespaces
 from .jsonvalue import dumps
@@ -387,11 +387,16 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
     except (KeyError, TypeError, ValueError) as exc:
         return RunResult(error=RunError("crashed", f"bad run request: {exc}"))
 
+    # The host's account of this run: the timers below and every limit inside the run record
+    # into it; what a caught `RunStopped` says is never read.
+    verdict = Verdict()
+    token = verdict.install()
+
     def on_alarm(signum: int, frame: Any) -> None:
-        raise stop("timeout", wall_time_message(limits.wall_time))
+        raise verdict.stop("timeout", wall_time_message(limits.wall_time))
 
     def on_cpu(signum: int, frame: Any) -> None:
-        raise stop("timeout", cpu_time_message(limits.cpu_time))
+        raise verdict.stop("timeout", cpu_time_message(limits.cpu_time))
 
     execution: Execution | None = None
     try:
@@ -406,17 +411,20 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         signal.setitimer(signal.ITIMER_REAL, limits.wall_time, TIMER_REPEAT)
         try:
             extra = {} if session is None else {"state": session[0]}
-            execution = Execution(code, names, limits, namespace=namespace, docs=docs, **extra)
+            execution = Execution(code, names, limits, namespace=namespace, docs=docs, verdict=verdict, **extra)
         except PolicyError as exc:
             return syntax_result(exc)
         holder.append(execution)
-        return _drive(execution, channel)
+        result = _drive(execution, channel)
     except RunStopped as stopped:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        if stopped.kind == "call-limit" and execution is not None:
-            # The host believes no call-limit it did not count: show it the calls.
-            _send_calls(channel, execution.scheduler.take_outbox())
-        return execution.failure(stopped.to_error()) if execution else RunResult(error=stopped.to_error())
+        if verdict.error is not None:
+            error = verdict.error
+        elif execution is not None:  # not the host's: the snippet raised it (a subclass, a kept one)
+            error = execution.describe_exception(stopped)
+        else:
+            error = RunError("crashed", "the worker failed: RunStopped")
+        result = execution.failure(error) if execution else RunResult(error=error)
     except MemoryError:
         signal.setitimer(signal.ITIMER_REAL, 0)
         gc.collect()
@@ -428,6 +436,12 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         signal.setitimer(signal.ITIMER_REAL, 0)
         error = RunError("crashed", f"the worker failed: {type(exc).__name__}")
         return execution.failure(error) if execution else RunResult(error=error)
+    finally:
+        verdict.uninstall(token)
+    if result.error is not None and result.error.kind == "call-limit" and execution is not None:
+        # The host believes no call-limit it did not count: show it the calls.
+        _send_calls(channel, execution.scheduler.take_outbox())
+    return result
 
 
 def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]]) -> None:
@@ -471,7 +485,7 @@ def _drive_tasks(execution: Execution, channel: BlockingChannel) -> RunResult:
             continue
         deadline = sched.next_deadline()
         if not sched.waiting and deadline is None:
-            raise stop("exception", "the snippet awaits something that can never finish")
+            raise execution.verdict.stop("exception", "the snippet awaits something that can never finish")
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         frame = channel.receive(timeout)
         while frame is not None:

@@ -14,7 +14,8 @@ marker and warnings itself, and an error kind is accepted only when it fits what
 `timeout` needs the wall clock or the worker's CPU time (read from /proc before the kill) past
 the limit, `call-limit` is only the host's own count, `cancelled` the host's own cancel, and
 `memory` an address-space limit within the run's budget in force in the worker (the host
-cannot see an allocation fail; SECURITY.md says what that leaves). Anything else ends the run
+cannot see an allocation fail; SECURITY.md says what that leaves), and `syntax` the host's own
+compile of the snippet failing, with the host's own text. Anything else ends the run
 as `crashed`, with the host's own message and none of the worker's output.
 """
 
@@ -43,6 +44,7 @@ from .jail import JailError, JailStatus
 from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits, cpu_time_message, memory_message, wall_time_message
 from .output import MAX_AWAIT_WARNINGS, cut, flood_message, is_flooding, render_logs
+from .policy import TOO_DEEP_TO_CHECK, TOO_DEEP_TO_PARSE, PolicyError, Problem, compile_snippet
 from .protocol import HEADER, BlockingChannel, ChannelClosed, ProtocolError, encode, parse_frame
 from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, RunError, RunResult
 from .scheduler import MAX_TASKS, call_limit_message
@@ -333,7 +335,7 @@ class WorkerRuntime:
         stream = _HostChannel(worker.sock)
         try:
             session = _Session(stream, bindings, limits, controller, namespace=namespace,
-                               source_lines=code.count("\n") + 1)
+                               source_lines=code.count("\n") + 1, source=code)
             if worker.pid is None:
                 with anyio.move_on_after(SPAWN_TIMEOUT):
                     worker.pid, worker.jail = _pid_frame(await session._frame())
@@ -387,8 +389,12 @@ class _Session:
 
     def __init__(self, stream: _HostChannel, bindings: Bindings, limits: Limits,
                  controller: RunController | None = None, *, namespace: str = "tools",
-                 source_lines: int | None = None) -> None:
+                 source_lines: int | None = None, source: str | None = None,
+                 in_session: bool = False) -> None:
         self.stream = stream
+        #: The snippet as sent, compiled again on the host when the worker reports `syntax`.
+        self.source = source
+        self.in_session = in_session
         self.controller = controller
         self.buffer = bytearray()
         self.bindings = bindings
@@ -626,9 +632,27 @@ class _Session:
         elif kind == "output-limit":
             if full and is_flooding(limits.max_output, dropped):
                 return RunError("output-limit", flood_message(limits.max_output))
-        else:  # syntax, exception, invalid-result, crashed: the snippet's own account
+        elif kind == "syntax":
+            text = self._host_syntax(message)
+            if text is not None:
+                return RunError("syntax", text)
+        else:  # exception, invalid-result, crashed: the snippet's own account
             return RunError(kind, message)  # type: ignore[arg-type]
         raise ProtocolError(f"it reported '{kind}', which the host did not see happen")
+
+    def _host_syntax(self, claimed: str) -> str | None:
+        """The host's own refusal of the snippet, compiled as the worker compiles it; None when
+        the host finds nothing wrong. A worker's recursion budget is lower than the host's, so
+        its "too deep" sentences stand even when the host's compile gets through."""
+        if self.source is None:
+            return None
+        try:
+            compile_snippet(self.source, self.limits, session=self.in_session)
+        except PolicyError as exc:
+            return str(exc)
+        except Exception:
+            return None
+        return claimed if claimed in _TOO_DEEP else None
 
     def _cpu_used(self) -> float | None:
         """CPU seconds the worker has used since its run started, read from /proc."""
@@ -636,6 +660,10 @@ class _Session:
             return None
         now = _cpu_seconds(self.pid, self.parent)
         return None if now is None else now - self.cpu_at_start
+
+
+#: The worker's sentences the host accepts for a snippet its own compile takes (host constants).
+_TOO_DEEP = frozenset(str(PolicyError([Problem(None, text)])) for text in (TOO_DEEP_TO_PARSE, TOO_DEEP_TO_CHECK))
 
 
 def _is_count(value: Any) -> bool:
