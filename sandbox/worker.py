@@ -7,8 +7,10 @@ then waits. For each spawn request it receives one end of a fresh socket pair, f
 child's pid into that socket (so the host learns the pid from trusted code, before any snippet
 runs) and closes its copy.
 
-Before anything else the template enters fresh namespaces and compiles the syscall filter
-(`sandbox.jail`), then reports which jail layers are in force in every pid frame it writes.
+Before anything else the template enters fresh namespaces (forking the init of the workers' PID
+namespace) and compiles the syscall filter (`sandbox.jail`), then reports which jail layers are
+in force in every pid frame it writes. The template stays in the host's PID namespace, so the
+pid it reports is the one the host sees in /proc and signals.
 
 A child puts itself in its own process group, closes every descriptor but its channel and
 stdio (/dev/null), lowers its static rlimits (file size 0, open files, processes, core dumps),
@@ -328,6 +330,7 @@ def _confine(directory: str, switch_uid: bool, syscall_filter: SyscallFilter | N
     processes, no core dumps; an empty root directory where the template can chroot; a uid of
     its own when started as root, so no host process can be signalled; no capabilities left;
     and, last, the syscall filter (loading it costs ~0.1 ms, paid here rather than in the run)."""
+    pid = _host_pid()
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (RUN_NOFILE, RUN_NOFILE))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
@@ -336,13 +339,23 @@ def _confine(directory: str, switch_uid: bool, syscall_filter: SyscallFilter | N
         os.chroot(directory)
         os.chdir("/")
     if switch_uid:
-        uid = UID_BASE + os.getpid()
+        uid = UID_BASE + pid
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
     drop_capabilities()
     if syscall_filter is not None:
         syscall_filter.load()
+
+
+def _host_pid() -> int:
+    """This process's pid as the host sees it (in a PID namespace `getpid()` is the namespace's
+    own number): /proc is the host's, so `/proc/self` names the host's pid. Read before the
+    chroot."""
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return os.getpid()
 
 
 def _address_space() -> int:

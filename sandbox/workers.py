@@ -296,7 +296,7 @@ class WorkerRuntime:
             except OSError:
                 continue
             fields = stat[stat.rindex(")") + 2 :].split()
-            if fields[0] != "Z" and int(fields[1]) == template.process.pid:
+            if fields[0] != "Z" and int(fields[1]) == template.process.pid and not _is_namespace_init(entry):
                 pids.append(int(entry))
         return sorted(pids)
 
@@ -664,6 +664,18 @@ class _Session:
 
 #: The worker's sentences the host accepts for a snippet its own compile takes (host constants).
 _TOO_DEEP = frozenset(str(PolicyError([Problem(None, text)])) for text in (TOO_DEEP_TO_PARSE, TOO_DEEP_TO_CHECK))
+
+
+def _is_namespace_init(pid: str) -> bool:
+    """Whether `pid` is pid 1 of its own PID namespace: the template's placeholder init, which
+    holds the workers' namespace open and is no worker."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            line = next((line for line in f if line.startswith("NSpid:")), "")
+    except OSError:
+        return False
+    ids = line.split()[1:]
+    return len(ids) > 1 and ids[-1] == "1"
 
 
 def _is_count(value: Any) -> bool:

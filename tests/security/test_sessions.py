@@ -4,6 +4,7 @@ host's checks hold for the whole life of a session worker."""
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from jailprobe import probe_runtime
 
 import sandbox
-from sandbox.sessions import CAUSE_BETWEEN_RUNS, WorkerSession, reset_sentence
+from sandbox.sessions import CAUSE_BETWEEN_RUNS, CAUSE_COMPUTED, WorkerSession, reset_sentence
 
 pytestmark = pytest.mark.anyio
 
@@ -197,8 +198,14 @@ result = {
 """
 
 
+def cpu_and_state(pid: int) -> tuple[float, str]:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), fields[0]
+
+
 @pytest.mark.parametrize("attack", [SPEAK_BETWEEN_RUNS, SPIN_BETWEEN_RUNS], ids=["speaks", "computes"])
-async def test_a_worker_that_is_not_idle_between_runs_is_reset(attack: str) -> None:
+async def test_a_worker_that_would_act_between_runs_is_stopped_meanwhile(attack: str) -> None:
     runtime = probe_runtime()
     s = sandbox.open_session(runtime)
     assert isinstance(s, WorkerSession)
@@ -206,9 +213,47 @@ async def test_a_worker_that_is_not_idle_between_runs_is_reset(attack: str) -> N
         armed = await s.run(attack, limits=FAST)
         assert armed.ok and armed.value == "armed", armed
         first = s.pid
+        assert first is not None and s._worker is not None
+        cpu, state = cpu_and_state(first)
+        await anyio.sleep(1.0)  # the attack would happen now, while the session is idle
+        assert state == "T" and cpu_and_state(first) == (cpu, "T")  # stopped: no CPU, no byte
+        with pytest.raises(BlockingIOError):
+            s._worker.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        nxt = await s.run(JAIL_PROBE, limits=FAST)
+        if attack is SPEAK_BETWEEN_RUNS:
+            # Resumed, it speaks first: its frame is read as this run's result and refused.
+            assert nxt.error is not None and nxt.error.kind == "crashed", nxt
+            assert nxt.error.message.startswith("the worker broke the protocol")
+            assert nxt.reset == reset_sentence("the run's worker process failed") and s.pid is None
+            third = await s.run(JAIL_PROBE, limits=FAST)
+            assert third.ok and s.pid not in (None, first), third  # a fresh worker
+        else:
+            # Resumed, it burns its CPU inside the next run, which that run's limits bound.
+            assert nxt.ok and s.pid == first, nxt
+    finally:
+        s.close()
+        runtime.close()
+
+
+@pytest.mark.parametrize(("attack", "cause"), [(SPEAK_BETWEEN_RUNS, CAUSE_BETWEEN_RUNS), (SPIN_BETWEEN_RUNS, CAUSE_COMPUTED)],
+                         ids=["speaks", "computes"])
+async def test_a_worker_not_idle_between_runs_is_reset(attack: str, cause: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layer under the stop: were the worker not stopped, a byte on its channel or CPU time
+    used since its result resets the session with one sentence, and a fresh worker runs."""
+
+    async def no_stop(self: WorkerSession, worker: object) -> bool:
+        return True
+
+    monkeypatch.setattr(WorkerSession, "_pause", no_stop)
+    runtime = probe_runtime()
+    s = sandbox.open_session(runtime)
+    try:
+        armed = await s.run(attack, limits=FAST)
+        assert armed.ok and armed.value == "armed", armed
+        first = s.pid
         await anyio.sleep(1.0)  # the attack happens while the session is idle
         nxt = await s.run(JAIL_PROBE, limits=FAST)
-        assert nxt.reset == reset_sentence(CAUSE_BETWEEN_RUNS), nxt
+        assert nxt.reset == reset_sentence(cause), nxt
         assert nxt.ok and s.pid != first  # a fresh worker ran it; the fake frame was never read
         assert nxt.value["pid"] != first
     finally:
