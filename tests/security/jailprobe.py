@@ -65,7 +65,11 @@ async def probe_session(runtime: sandbox.WorkerRuntime, first: str, second: str,
         one = await session.run(first, limits=LIMITS)
         pid = session.pid  # type: ignore[attr-defined]
         assert pid is not None, one
-        cpu_before, state = _cpu_and_state(pid)
+        for _ in range(1000):  # until the stop sent after the run has landed (up to 10 s)
+            cpu_before, state = _cpu_and_state(pid)
+            if state == "T":
+                break
+            await anyio.sleep(0.01)
         await anyio.sleep(idle)
         cpu_after, _ = _cpu_and_state(pid)
         two = await session.run(second, limits=LIMITS)
