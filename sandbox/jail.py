@@ -372,6 +372,13 @@ def _compile(seccomp: Any) -> bytes:
     return program
 
 
+def die_with_parent() -> None:
+    """Have the kernel kill the calling worker when the template that forked it dies: a session
+    worker stopped between runs would never see its channel close. Set after the uid switch
+    (changing credentials clears it) and before the filter (which denies `prctl`)."""
+    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def drop_capabilities() -> None:
     """Give up every capability (a worker that is uid 0 inside a user namespace has them all
     there). Raises OSError if the kernel refuses."""

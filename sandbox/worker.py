@@ -39,7 +39,14 @@ from typing import Any
 
 from .control import RunStopped, Verdict
 from .execution import Execution, syntax_result
-from .jail import SyscallFilter, build_filter, can_chroot, drop_capabilities, enter_namespaces
+from .jail import (
+    SyscallFilter,
+    build_filter,
+    can_chroot,
+    die_with_parent,
+    drop_capabilities,
+    enter_namespaces,
+)
 from .jsonvalue import dumps
 from .limits import Limits, cpu_time_message, memory_message, wall_time_message
 from .policy import PolicyError
@@ -329,7 +336,8 @@ def _confine(directory: str, switch_uid: bool, syscall_filter: SyscallFilter | N
     before it reads the run request: no new file descriptors, no files written, no child
     processes, no core dumps; an empty root directory where the template can chroot; a uid of
     its own when started as root, so no host process can be signalled; no capabilities left;
-    and, last, the syscall filter (loading it costs ~0.1 ms, paid here rather than in the run)."""
+    death with the template (so a worker stopped between session runs cannot outlive it); and,
+    last, the syscall filter (loading it costs ~0.1 ms, paid here rather than in the run)."""
     pid = _host_pid()
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (RUN_NOFILE, RUN_NOFILE))
@@ -344,6 +352,7 @@ def _confine(directory: str, switch_uid: bool, syscall_filter: SyscallFilter | N
         os.setgid(uid)
         os.setuid(uid)
     drop_capabilities()
+    die_with_parent()
     if syscall_filter is not None:
         syscall_filter.load()
 

@@ -310,3 +310,27 @@ async def test_a_worker_that_sends_more_than_its_result_is_reset() -> None:
     finally:
         s.close()
         runtime.close()
+
+
+@pytest.mark.parametrize("layers", [frozenset(), frozenset({"pid-namespace"})], ids=["pid-namespace", "without-it"])
+async def test_a_stopped_session_worker_dies_with_its_template(layers: frozenset[str]) -> None:
+    """A session worker stopped between runs never sees its channel close; it still cannot
+    outlive the template: the PID namespace's init dies with the template and takes every
+    worker with it, and without the namespace each worker has the template's death signal. The
+    worker here has escaped and ignores the SIGHUP an orphaned, stopped process group gets."""
+    import signal
+
+    runtime = probe_runtime(_disabled_layers=layers)
+    s = sandbox.open_session(runtime)
+    try:
+        armed = await s.run("import signal\nsignal.signal(signal.SIGHUP, signal.SIG_IGN)\nresult = 1", limits=FAST)
+        assert armed.ok, armed
+        pid = s.pid
+        assert pid is not None and runtime._template is not None
+        assert ("pid-namespace" in runtime.jail_status().active) == (not layers)
+        await once_stopped(pid)
+        os.kill(runtime._template.process.pid, signal.SIGKILL)  # the template alone, not its group
+        assert procfs.gone(pid), Path(f"/proc/{pid}/stat").read_text()
+    finally:
+        s.close()
+        runtime.close()
