@@ -204,8 +204,13 @@ def _rendered(result: sandbox.RunResult) -> str:
     return "\n".join(parts) if parts else m.RUN_NO_OUTPUT
 
 
+#: What a program receives from a tool without an output schema: the text of its content blocks.
+TEXT_RESULT: Mapping[str, Any] = {"type": "string"}
+
+
 def _spec(definition: ToolDefinition) -> sdk_gen.ToolSpec:
-    output = thaw(definition.output_schema) if definition.output_schema is not None else None
+    # A tool without an output schema hands the program its text, so the SDK says `-> str`.
+    output = thaw(definition.output_schema) if definition.output_schema is not None else dict(TEXT_RESULT)
     return sdk_gen.ToolSpec(
         definition.name, definition.description, thaw(definition.parameters_schema), output, definition.sdk_note
     )

@@ -192,29 +192,138 @@ def _groups(names: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def _index_forms(sdk: sdk_gen.SDK) -> list[str]:
-    """The tool index, most detailed form first: names with summaries, names grouped by
-    server prefix, then only the prefixes with their counts."""
+def _shared_word(members: Sequence[str]) -> str:
+    """The ``word_`` every member of a group of three or more starts with (``git_`` of
+    ``git_add, git_log, ...``), so the index need not repeat it; "" when there is none."""
+    if len(members) < 3:
+        return ""
+    head = members[0].split("_", 1)[0] + "_"
+    if len(head) < 3 or not all(n.startswith(head) and len(n) > len(head) for n in members):
+        return ""
+    return head
+
+
+#: Verbs that make a tool a likely first call; earlier is more useful. The index shows these
+#: first when a group's names do not all fit.
+_USEFUL_VERBS = (
+    "search", "find", "list", "read", "get", "grep", "glob", "query", "show", "status", "open",
+    "create", "write", "add", "edit", "update", "run", "fetch", "diff", "log", "stat",
+)  # fmt: skip
+
+
+def _usefulness(name: str, description: str) -> tuple[int, int, int, int, str]:
+    """Sort key, most useful first: a tool not marked deprecated, then one whose name leads
+    with a common verb, then the one with fewer words and letters (the general tool before its
+    variants)."""
+    words = terms(name)
+    verbs = [_USEFUL_VERBS.index(w) for w in words if w in _USEFUL_VERBS]
+    deprecated = "deprecated" in description.lower()
+    return (int(deprecated), min(verbs, default=len(_USEFUL_VERBS)), len(words), len(name), name)
+
+
+def _interleaved(ranked: list[str]) -> list[str]:
+    """``ranked`` taking one name per leading word in turn, so a short list of a large flat
+    catalogue shows ``create_``, ``get_``, ``list_``, ... rather than forty ``search_`` tools."""
+    buckets: dict[str, list[str]] = {}
+    for name in ranked:
+        buckets.setdefault(name.split("_", 1)[0], []).append(name)
+    out: list[str] = []
+    while len(out) < len(ranked):
+        for bucket in buckets.values():
+            if bucket:
+                out.append(bucket.pop(0))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    prefix: str  # what every name of the group starts with ("" for unprefixed names)
+    members: tuple[str, ...]  # the rest of each name, sorted
+    ranked: tuple[str, ...]  # the same, most useful first
+
+    def line(self, shown: int) -> str:
+        """The group's index line naming its ``shown`` most useful members (sorted)."""
+        names = sorted(self.ranked[:shown]) if shown < len(self.members) else list(self.members)
+        rest = len(self.members) - len(names)
+        text = ", ".join(names)
+        if not names:
+            text = m.INDEX_COUNT.format(count=rest)
+        elif rest:
+            text = f"{text}, {m.INDEX_MORE.format(count=rest)}"
+        return f"- {self.prefix}: {text}" if self.prefix else f"- {text}"
+
+
+def _description(sdk: sdk_gen.SDK, method: str) -> str:
+    text = sdk.specs[sdk.method_names[method]].description
+    return text if isinstance(text, str) else ""
+
+
+def _index_groups(sdk: sdk_gen.SDK) -> list[_Group]:
+    groups = []
+    for prefix, members in _groups(sdk.names()).items():
+        shared = _shared_word(members)
+        rest = [n[len(shared):] for n in members]
+        full = {r: prefix + shared + r for r in rest}
+        ranked = _interleaved(sorted(rest, key=lambda r: _usefulness(full[r], _description(sdk, full[r]))))
+        groups.append(_Group(prefix + shared, tuple(sorted(rest)), tuple(ranked)))
+    return groups
+
+
+def _names_index(groups: list[_Group], room: int | None, ns: str) -> str | None:
+    """The names index within ``room``: every name when they fit, else the most useful names
+    of each group (one more per group in turn, while the text fits) and "+N more"."""
+    head = _names_head(groups, ns)
+
+    def text(counts: list[int]) -> str:
+        return head + "\n" + "\n".join(g.line(c) for g, c in zip(groups, counts, strict=True))
+
+    counts = [len(g.members) for g in groups]
+    if room is None or len(text(counts)) <= room:
+        return text(counts)
+    counts = [0] * len(groups)
+    if len(text(counts)) > room:
+        return None
+    grown = True
+    while grown:
+        grown = False
+        for i, group in enumerate(groups):
+            if counts[i] < len(group.members):
+                counts[i] += 1
+                if len(text(counts)) <= room:
+                    grown = True
+                else:
+                    counts[i] -= 1
+    return text(counts)
+
+
+def _index(sdk: sdk_gen.SDK, room: int | None) -> str:
+    """The tool index, in the most detailed form that fits ``room``: names with summaries,
+    then every name grouped by server prefix, then the most useful names of each group,
+    then the groups cut at a line. Never empty while there are tools."""
     names = sdk.names()
     if not names:
-        return [m.INDEX_EMPTY]
+        return m.INDEX_EMPTY
     lines = []
     for name in names:
-        text = sdk.summary(name)
-        lines.append(f"- {name}: {text}" if text else f"- {name}")
-    forms = [m.INDEX_HEAD + "\n" + "\n".join(lines)]
-    groups = _groups(names)
-    grouped = []
-    for prefix, members in groups.items():
-        if prefix:
-            grouped.append(f"- {prefix}: {', '.join(members)}")
-        else:
-            grouped.append(f"- {', '.join(members)}")
-    forms.append(m.INDEX_HEAD_NAMES + "\n" + "\n".join(grouped))
-    if len(groups) > 1 or "" not in groups:
-        counts = ", ".join(f"{p or '(no prefix)'} ({len(v)})" for p, v in groups.items())
-        forms.append(m.INDEX_HEAD_PREFIXES.format(groups=counts))
-    return forms
+        summary_text = sdk.summary(name)
+        lines.append(f"- {name}: {summary_text}" if summary_text else f"- {name}")
+    detailed = m.INDEX_HEAD + "\n" + "\n".join(lines)
+    if room is None or len(detailed) <= room:
+        return detailed
+    groups = _index_groups(sdk)
+    named = _names_index(groups, room, sdk.namespace)
+    if named is not None:
+        return named
+    return _cut(_names_head(groups, sdk.namespace) + "\n" + "\n".join(g.line(0) for g in groups), room)
+
+
+def _names_head(groups: list[_Group], ns: str) -> str:
+    """The names index's first line; with prefixes, how a line reads as method names."""
+    examples = [(len(g.prefix + n), g.prefix, n) for g in groups if g.prefix.endswith("__") for n in g.members]
+    if not examples:
+        return m.INDEX_HEAD_NAMES
+    _, prefix, name = min(examples)
+    return m.INDEX_HEAD_GROUPED.format(prefix=prefix, name=name, ns=ns)
 
 
 #: The modules a discovery text names when it shortens the import list; an import outside the
@@ -285,12 +394,8 @@ def budgeted_text(
     if budget is not None and len(head) > budget:
         raise ValueError(f"a budget of {budget} characters cannot hold the discovery text ({len(head)})")
     room = None if budget is None else budget - len(head) - 2
-    forms = _index_forms(sdk)
-    for form in forms:
-        if room is None or len(form) <= room:
-            return f"{head}\n\n{form}"
-    cut = _cut(forms[-1], room or 0)
-    return f"{head}\n\n{cut}" if cut else head
+    index = _index(sdk, room)
+    return f"{head}\n\n{index}" if index else head
 
 
 def search_helper(sdk: sdk_gen.SDK) -> dict[str, Callable[..., Awaitable[Any]]]:
