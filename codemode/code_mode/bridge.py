@@ -216,6 +216,13 @@ def _spec(definition: ToolDefinition) -> sdk_gen.ToolSpec:
     )
 
 
+def _without_name(wire: str, text: str) -> str:
+    """An error result's text for the snippet's ``ToolCallError``, which names the tool itself:
+    ``read_file: WorkspaceError: ...``, not ``read_file: read_file failed: WorkspaceError: ...``."""
+    lead = TOOL_FAILED.format(name=wire, error="")
+    return text[len(lead):] if text.startswith(lead) and len(text) > len(lead) else text
+
+
 def build_sdk(definitions: Sequence[ToolDefinition]) -> sdk_gen.SDK:
     """The SDK a snippet is written against for these tools (sdk_gen caches by content)."""
     return sdk_gen.generate([_spec(d) for d in definitions], allowed_imports=sandbox.ALLOWED_MODULES)
@@ -402,7 +409,7 @@ class _Run:
         self._keep(record)
         self._finish(record)
         if result.is_error:
-            raise sandbox.BindingError(result.text)
+            raise sandbox.BindingError(_without_name(wire, result.text))
         if definition.output_schema is not None:
             return _snippet_value(thaw(result.value))
         return _snippet_text(result.content)

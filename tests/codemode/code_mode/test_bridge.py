@@ -147,8 +147,9 @@ await tools.fail()
 """)
     assert out.is_error
     assert out.text.startswith("Error: code run failed (exception): ")
-    assert "ToolCallError" in out.text and "fail failed: ValueError: disk on fire" in out.text
-    assert out.text.endswith("Captured output:\nfail | fail failed: ValueError: disk on fire")
+    # The tool is named once: by ToolCallError, not again by the message.
+    assert "ToolCallError: fail: ValueError: disk on fire\n" in out.text and "fail failed" not in out.text
+    assert out.text.endswith("Captured output:\nfail | ValueError: disk on fire")
     assert out.attachments == ()
 
 
