@@ -87,6 +87,8 @@ class SDK:
     exact_tools: frozenset[str]
     _describe: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: The modules the text says a program may import (sorted); pre-flight refuses others.
+    imports: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"SDK(tools={len(self.method_names)}, compact={self.compact}, sdk_hash={self.sdk_hash[:12]!r})"
@@ -349,4 +351,5 @@ def _build(
         exact_tools=frozenset(exact),
         _describe=MappingProxyType(describe),
         notes=notes,
+        imports=imports,
     )
