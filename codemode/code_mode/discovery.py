@@ -7,9 +7,13 @@ built in priority order and stops at the budget: how to write the program, how t
 tool names in the most detailed form that still fits. With the whole SDK inside the budget,
 ``auto`` gives the whole SDK instead.
 
-Search ranks tools by their names, descriptions and parameter names with a small weighted
-term scorer (BM25-style saturation and rarity weights, prefix matches at half weight). It is
-deterministic: ties go to the name that sorts first.
+Search ranks tools by their names, descriptions, parameter names and parameter descriptions
+with a small weighted term scorer (BM25-style saturation and rarity weights), for requests as
+people write them: filler words ("a", "the", "my") are ignored, a word also matches its light
+synonyms (find/search, person/entity, save/commit, folder/directory, ...) and the vocabulary
+words it is a prefix of, at lower weights, and a tool that matches more of the request's words
+ranks above one that matches a rare word alone. It is deterministic: ties go to the name that
+sorts first.
 """
 
 from __future__ import annotations
@@ -48,9 +52,51 @@ SdkMode = Literal["full", "compact", "auto"]
 SDK_MODES: tuple[str, ...] = ("full", "compact", "auto")
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_WEIGHTS = {"name": 3.0, "params": 1.5, "text": 1.0}
+_WEIGHTS = {"name": 3.0, "params": 1.5, "text": 1.0, "param_text": 0.5}
 _PREFIX_WEIGHT = 0.5
+_SYNONYM_WEIGHT = 0.7
 _EXACT_NAME_BONUS = 5.0
+#: Words a request is written with that say nothing about which tool it wants.
+_FILLER = frozenset(
+    "a an the to in on at of for by from with and or my me i it its is are be this that these "
+    "those some any what which whose where how please can could would want need next another "
+    "there here".split()
+)  # fmt: skip
+#: Light synonyms (after stemming): how people ask, against how tools are described. A word
+#: matches the others of its groups at ``_SYNONYM_WEIGHT``.
+_SYNONYM_GROUPS = (
+    "find search look lookup locate grep query match",
+    "person people someone somebody entity node user",
+    "save commit record",
+    "add create make insert new",
+    "remove delete forget drop erase",
+    "change edit update modify replace",
+    "show get read view display open fetch",
+    "all list every enumerate",
+    "folder directory dir",
+    "picture image photo",
+    "rename move",
+    "history log",
+    "stage add",
+    "unstage reset",
+    "remember observation fact note",
+    "connect relation link relate",
+    "download export",
+    "restore recover undelete bring",
+    "status state get show",
+    "text content contents",
+    "size info metadata",
+    "time clock timezone",
+)  # fmt: skip
+
+
+def _synonym_map() -> dict[str, tuple[str, ...]]:
+    out: dict[str, set[str]] = {}
+    for group in _SYNONYM_GROUPS:
+        words = [_stem(w) for w in group.split()]
+        for word in words:
+            out.setdefault(word, set()).update(w for w in words if w != word)
+    return {w: tuple(sorted(s)) for w, s in out.items()}
 
 
 def _stem(word: str) -> str:
@@ -74,6 +120,9 @@ def terms(text: str) -> list[str]:
     return [_stem(w.lower()) for w in _WORD.findall(text)]
 
 
+_SYNONYMS = _synonym_map()
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry:
     method: str
@@ -85,6 +134,14 @@ def _param_names(parameters: Any) -> list[str]:
         return []
     props = parameters.get("properties")
     return [str(k) for k in props] if isinstance(props, Mapping) else []
+
+
+def _param_texts(parameters: Any) -> list[str]:
+    """The parameters' own descriptions (``{"path": {"description": "Folder to list"}}``)."""
+    props = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    if not isinstance(props, Mapping):
+        return []
+    return [p["description"] for p in props.values() if isinstance(p, Mapping) and isinstance(p.get("description"), str)]
 
 
 class ToolIndex:
@@ -100,6 +157,7 @@ class ToolIndex:
                 "name": tuple(terms(method) + terms(spec.name)),
                 "params": tuple(t for p in _param_names(spec.parameters) for t in terms(p)),
                 "text": tuple(terms(description)),
+                "param_text": tuple(t for p in _param_texts(spec.parameters) for t in terms(p)),
             }
             entries.append(_Entry(method, fields))
         self._entries = entries
@@ -115,26 +173,36 @@ class ToolIndex:
         return math.log(1 + (n + 1) / (self._df.get(term, 0) + 0.5))
 
     def _expand(self, term: str) -> list[tuple[str, float]]:
-        """The term itself, and vocabulary words it is a prefix of (at half weight)."""
-        out = [(term, 1.0)]
+        """The term itself, its synonyms, and vocabulary words it is a prefix of."""
+        out = {term: 1.0}
+        for word in _SYNONYMS.get(term, ()):
+            out.setdefault(word, _SYNONYM_WEIGHT)
         if len(term) >= 3:
-            out.extend((w, _PREFIX_WEIGHT) for w in self._vocab if w != term and w.startswith(term))
-        return out
+            for word in self._vocab:
+                if word != term and word.startswith(term):
+                    out.setdefault(word, _PREFIX_WEIGHT)
+        return list(out.items())
 
     def scores(self, query: str) -> list[tuple[float, str]]:
         """(score, method) for every tool that matches at least one query word, best first."""
         wanted = terms(query)
         joined = "_".join(wanted)
+        asked = [t for t in dict.fromkeys(wanted) if t not in _FILLER] or list(dict.fromkeys(wanted))
+        expanded = [(term, self._expand(term)) for term in asked]
         ranked = []
         for entry in self._entries:
             score = 0.0
-            for term in dict.fromkeys(wanted):
+            matched = 0
+            for _term, words in expanded:
                 best = 0.0
-                for word, weight in self._expand(term):
+                for word, weight in words:
                     tf = sum(_WEIGHTS[f] * ts.count(word) for f, ts in entry.fields.items())
                     if tf:
                         best = max(best, weight * self._idf(word) * tf / (tf + 1.0))
                 score += best
+                matched += best > 0
+            if score:
+                score *= 0.5 + 0.5 * matched / len(expanded)  # more of the request beats one rare word
             if score and "_".join(terms(entry.method)) == joined:
                 score += _EXACT_NAME_BONUS
             if score:

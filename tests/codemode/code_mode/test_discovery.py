@@ -250,3 +250,25 @@ def test_small_tool_sets_keep_the_whole_sdk_in_auto_mode() -> None:
     assert "- grep: Search files." in compact and "async def grep" not in compact
     big = mode_with(five_servers()).sdk()
     assert budgeted_text(big, lead="L", mode="full") == f"L\n\n{big.text}"
+
+
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [
+        ("add a person to the knowledge graph", "memory__create_entities"),
+        ("find text in files", "grep"),
+        ("shipment status", "get_shipment"),
+        ("save my changes", "git__git_commit"),
+        ("forget a person", "memory__delete_entities"),
+    ],
+)
+def test_search_answers_requests_as_people_write_them(query, wanted) -> None:
+    index = ToolIndex(mode_with(reference_servers() + many_tools(150)).sdk())
+    assert wanted in index.search(query, 3)
+
+
+def test_search_ignores_filler_and_prefers_tools_matching_more_of_the_request() -> None:
+    index = ToolIndex(mode_with(reference_servers() + many_tools(150)).sdk())
+    assert index.search("the a of", 3)  # only filler: the words still count
+    assert index.search("find an invoice", 1) == ["search_invoice"]
+    assert index.search("an invoice", 5) == index.search("invoice", 5)
