@@ -7,12 +7,14 @@ import json
 from typing import TextIO
 
 import sandbox
+from sandbox.jail import LAYERS
 
 from .exits import EXIT_FAILED, EXIT_OK
 
 __all__ = ["LAYER_ROLES", "command"]
 
-#: Per layer: (what it stops, what a snippet that broke the Python layers could do without it).
+#: Per layer (``sandbox.jail.LAYERS``): (what it stops, what a snippet that broke the Python
+#: layers could do without it).
 LAYER_ROLES: dict[str, tuple[str, str]] = {
     "seccomp": ("every syscall but compute and the worker's channel (open, socket, exec, fork, kill)",
                 "an escaped snippet could open files, connect out and start processes"),
@@ -25,6 +27,8 @@ LAYER_ROLES: dict[str, tuple[str, str]] = {
     "uts-namespace": ("changing the host's hostname", "the host name is the host's own"),
     "mount-namespace": ("mounts seen or changed outside the worker",
                         "mount changes and the host's mount table are shared"),
+    "pid-namespace": ("seeing or signalling the host's processes",
+                      "the host's process list is visible and its processes can be signalled"),
     "chroot": ("the host's file tree (the root is an empty directory)",
                "a path opened by an escaped snippet is the host's path"),
     "uid": ("the host user's files and signals to its processes (an unused uid)",
@@ -34,9 +38,16 @@ LAYER_ROLES: dict[str, tuple[str, str]] = {
 }
 
 
+_UNKNOWN = ("what the sandbox's jail sets it up for", "that part of the confinement")
+
+
+def _roles() -> list[tuple[str, tuple[str, str]]]:
+    return [(layer, LAYER_ROLES.get(layer, _UNKNOWN)) for layer in LAYERS]
+
+
 def _lines(status: sandbox.JailStatus) -> list[str]:
     out = []
-    for layer, (stops, lost) in LAYER_ROLES.items():
+    for layer, (stops, lost) in _roles():
         if layer in status.active:
             out.append(f"  {layer:<18} on   stops {stops}; without it {lost}")
         elif layer in status.missing:
@@ -61,7 +72,7 @@ def command(stdout: TextIO, *, as_json: bool = False) -> int:
         layers = [
             {"layer": layer, "on": layer in status.active, "stops": stops, "without_it": lost,
              **({"why_off": status.missing[layer]} if layer in status.missing else {})}
-            for layer, (stops, lost) in LAYER_ROLES.items()
+            for layer, (stops, lost) in _roles()
             if layer in status.active or layer in status.missing
         ]
         verdict = {"host": host, "verdict": "full" if status.full else "weak", "layers": layers}

@@ -33,6 +33,13 @@ def test_doctor_lists_every_layer_and_passes_with_the_filter() -> None:
     assert lines[-1] == "verdict: full (the syscall filter is in force)"
 
 
+def test_every_jail_layer_has_its_doctor_line() -> None:
+    from codemode.cli.doctor import LAYER_ROLES
+    from sandbox.jail import LAYERS
+
+    assert list(LAYER_ROLES) == list(LAYERS)
+
+
 def test_doctor_json_is_one_object_with_every_layer() -> None:
     from codemode.cli.doctor import LAYER_ROLES
 
