@@ -1010,7 +1010,7 @@ def workspace_tools(
     tools = [
         define_tool(
             name="read_file",
-            description="Read a text file, optionally a window of lines.",
+            description="Read a text file (or a window of its lines).",
             parameters_schema=_obj(
                 {
                     "path": _PATH,
@@ -1040,7 +1040,7 @@ def workspace_tools(
         ),
         define_tool(
             name="list_dir",
-            description="List a directory's entries (name, type, size).",
+            description="List the files and folders in a directory (name, type, size).",
             parameters_schema=_obj({"path": {**_PATH, "default": "."}}, []),
             output={
                 "schema": _obj(
@@ -1067,7 +1067,7 @@ def workspace_tools(
         ),
         define_tool(
             name="glob",
-            description="Find files by glob pattern (`**/*.py`; a pattern without `/` matches names at any depth).",
+            description="Find files by name with a glob pattern (`**/*.py`; a pattern without `/` matches names at any depth).",
             parameters_schema=_obj(
                 {
                     "pattern": {"type": "string", "minLength": 1},
@@ -1089,7 +1089,7 @@ def workspace_tools(
         ),
         define_tool(
             name="grep",
-            description="Search text files for a regular expression; returns path, line and text per match.",
+            description="Find text in files: search text files for a regular expression; returns path, line and text per match.",
             parameters_schema=_obj(
                 {
                     "pattern": {"type": "string", "minLength": 1, "description": "Python regular expression"},
@@ -1117,7 +1117,7 @@ def workspace_tools(
         ),
         define_tool(
             name="stat",
-            description="Type, size and modification time (Unix seconds) of a path.",
+            description="File or folder details: type, size and modification time (Unix seconds) of a path.",
             parameters_schema=_obj({"path": _PATH}, ["path"]),
             output={
                 "schema": _obj(
@@ -1156,7 +1156,7 @@ def _write_tools(ws: Workspace, policy: WritePolicy) -> list[ToolDefinition]:
     return [
         define_tool(
             name="write_file",
-            description="Write a text file (parent directories are created).",
+            description="Write (create or overwrite) a text file; parent folders are created.",
             parameters_schema=_obj(
                 {
                     "path": _PATH,
@@ -1177,7 +1177,7 @@ def _write_tools(ws: Workspace, policy: WritePolicy) -> list[ToolDefinition]:
         ),
         define_tool(
             name="edit_file",
-            description="Replace exact text in a file; `old` must occur exactly `count` times.",
+            description="Edit a file by replacing exact text; `old` must occur exactly `count` times.",
             parameters_schema=_obj(
                 {
                     "path": _PATH,

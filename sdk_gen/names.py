@@ -21,6 +21,9 @@ RESERVED_METHODS = frozenset({"describe", "list", "search"})
 AWAITED_HELPERS = frozenset({"search"})
 
 _INVALID_RUN = re.compile(r"[^0-9A-Za-z_]+")
+#: Names the `Tools` class body reads in its annotations: a method called `dict` would make a
+#: later `-> dict[str, Any]` subscript the method.
+_ANNOTATION_NAMES = frozenset({"Any", "Literal", "NotRequired", "bool", "dict", "float", "int", "str", "tuple"})
 
 
 def sanitize_name(name: str) -> str:
@@ -39,7 +42,7 @@ def sanitize_name(name: str) -> str:
         text = "tool_" + text
     if text.startswith("__"):
         text = "tool" + text
-    if keyword.iskeyword(text) or text in RESERVED_METHODS:
+    if keyword.iskeyword(text) or text in RESERVED_METHODS or text in _ANNOTATION_NAMES:
         text += "_"
     return text
 

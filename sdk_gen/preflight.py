@@ -49,10 +49,11 @@ def _hint(name: str, choices: list[str]) -> str:
 def check(snippet: str, sdk: SDK) -> list[Diagnostic]:
     """Diagnostics for a snippet (the body of an async function), sorted by position.
 
-    Reports unknown tools, unknown or missing arguments, literal values of the wrong type or
-    outside an enum, tool calls and `asyncio.gather(...)` whose result is dropped without
-    `await`, and those whose un-awaited result is then used as a value (subscripted, iterated,
-    measured, ...), directly or through the name it was assigned to.
+    Reports imports of modules the SDK does not allow (`sdk.imports`), unknown tools, unknown
+    or missing arguments, literal values of the wrong type or outside an enum, tool calls and
+    `asyncio.gather(...)` whose result is dropped without `await`, and those whose un-awaited
+    result is then used as a value (subscripted, iterated, measured, printed, formatted,
+    returned, ...), directly or through the name it was assigned to.
     """
     try:
         tree = compile(
@@ -60,12 +61,14 @@ def check(snippet: str, sdk: SDK) -> list[Diagnostic]:
         )
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
-    if sdk.namespace not in snippet:
-        return []
     checker = _Checker(sdk, _LINE_BREAK.split(snippet))
-    if not checker.run(tree):
-        return []
-    checker.check_used(tree)
+    checker.check_imports(tree)
+    if sdk.namespace in snippet or "gather" in snippet:
+        found = list(checker.found)
+        if checker.run(tree):
+            checker.check_used(tree)
+        else:  # the snippet rebinds the namespace: only the imports are decidable
+            checker.found = found
     return sorted(set(checker.found), key=lambda d: (d.line, d.col, d.code, d.message))
 
 
@@ -109,6 +112,25 @@ class _Checker:
                 if getattr(node, "name", None) == ns:
                     return False
         return True
+
+    def check_imports(self, tree: ast.AST) -> None:
+        """An import of a module the sandbox does not offer always fails: report it first."""
+        allowed = set(self.sdk.imports)
+        listed = ", ".join(self.sdk.imports) or "none"
+        for node in _walk(tree):
+            names: list[str] = []
+            if type(node) is ast.Import:
+                names = [a.name for a in node.names]  # type: ignore[attr-defined]
+            elif type(node) is ast.ImportFrom and node.level == 0 and node.module:  # type: ignore[attr-defined]
+                names = [node.module]  # type: ignore[attr-defined]
+            for name in names:
+                if name not in allowed:
+                    self._report(
+                        node,
+                        "import-not-allowed",
+                        f"module {name!r} is not available in the sandbox; use the tools for what it "
+                        f"would do, or one of the allowed modules: {listed}",
+                    )
 
     def _report(self, node: ast.AST, code: str, message: str) -> None:
         line = getattr(node, "lineno", 1)
@@ -335,8 +357,17 @@ _GATHER = "asyncio.gather"
 #: Builtins whose arguments are used as values (a coroutine in them is a mistake).
 _VALUE_FUNCTIONS = frozenset(
     {"len", "list", "sorted", "sum", "min", "max", "set", "tuple", "dict", "enumerate", "zip",
-     "any", "all", "iter", "next", "reversed"}
+     "any", "all", "iter", "next", "reversed", "print", "str", "repr", "format"}
 )
+
+
+def _is_json_dumps(func: ast.expr) -> bool:
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("dumps", "dump")
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "json"
+    )
 
 
 def _is_gather(func: ast.expr) -> bool:
@@ -361,6 +392,10 @@ def _value_operands(node: ast.AST) -> list[ast.AST]:
         return [node.left, *node.comparators]  # type: ignore[attr-defined]
     if kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id in _VALUE_FUNCTIONS:  # type: ignore[attr-defined]
         return list(node.args)  # type: ignore[attr-defined]
+    if kind is ast.Call and _is_json_dumps(node.func):  # type: ignore[attr-defined]
+        return list(node.args)  # type: ignore[attr-defined]
+    if kind is ast.FormattedValue or kind is ast.Return:
+        return [node.value] if node.value is not None else []  # type: ignore[attr-defined]
     if kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple | ast.List):  # type: ignore[attr-defined]
         return [node.value]  # type: ignore[attr-defined]
     return []

@@ -62,6 +62,9 @@ RESERVED_CLASS_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {
     "Any", "Literal", "NotRequired", "Protocol", "TypedDict", "Tools", "ToolCallError", "asyncio",
 }  # fmt: skip
 _WORD = re.compile(r"[A-Za-z0-9]+")
+#: Qualifiers for a class name every better candidate of which is taken.
+_SPARE_WORDS = ("Other", "Alt", "Extra", "More")
+_ORDINALS = ("First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", "Eighth", "Ninth", "Tenth")
 
 
 def pascal(text: object, fallback: str = "Model") -> str:
@@ -196,6 +199,10 @@ class ClassTable:
     def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
         self.decls: dict[str, ClassDecl] = {}
         self.reserved = RESERVED_CLASS_NAMES | reserved
+        #: class name -> (method, the rest of the name) for classes named after their tool
+        #: (`FsReadFileResult` is `fs__read_file`'s `Result`): a structure several tools share
+        #: gets a neutral name instead of the first tool's.
+        self.owned: dict[str, tuple[str, str]] = {}
 
     def taken(self, name: str) -> bool:
         return name in self.decls or name in self.reserved
@@ -213,24 +220,29 @@ class ToolConverter:
         self._root: Any = None
         self._ref_names: dict[tuple[int, str], str] = {}
         self._ref_active: set[tuple[int, str]] = set()
+        self._context = ""  # the class whose fields are being converted
+        self.method_name = ""
 
     # -- naming ---------------------------------------------------------------
-    def _allocate(self, preferred: str) -> str:
+    def _allocate(self, preferred: str, context: str = "") -> str:
+        """A free class name: ``preferred``, else qualified by the class it sits in, else by
+        the tool. Never a numbered suffix (``ContentItem2`` tells a model nothing)."""
+
         def free(name: str) -> bool:
             return not self.table.taken(name) and name not in self.new
 
         candidates = [preferred]
+        if context and not preferred.startswith(context):
+            candidates.append(context + preferred)
         if not preferred.startswith(self.owner):
             candidates.append(self.owner + preferred)
-        for name in candidates:
-            if free(name):
-                self.new[name] = None
-                return name
-        base, n = candidates[-1], 2
-        while not free(f"{base}{n}"):
-            n += 1
-        self.new[f"{base}{n}"] = None
-        return f"{base}{n}"
+        candidates.extend(candidates[-1] + word for word in _SPARE_WORDS)
+        base = candidates[-1]
+        while not free(candidates[-1]):  # only a hostile schema gets this far
+            candidates.append(candidates[-1] + base)
+        name = next(c for c in candidates if free(c))
+        self.new[name] = None
+        return name
 
     def _degrade(self) -> TypeNode:
         self.exact = False
@@ -264,12 +276,8 @@ class ToolConverter:
         for key in ("anyOf", "oneOf"):
             options = schema.get(key)
             if isinstance(options, list) and options:
-                return union(
-                    [
-                        self.convert(o, f"{hint}{i + 1}" if i else hint, depth + 1)
-                        for i, o in enumerate(options)
-                    ]
-                )
+                hints = variant_hints(options, hint)
+                return union([self.convert(o, h, depth + 1) for o, h in zip(options, hints, strict=True)])
         if isinstance(schema.get("allOf"), list) and schema["allOf"]:
             return self._all_of(schema, hint, depth)
         kind = schema.get("type")
@@ -357,7 +365,7 @@ class ToolConverter:
         if isinstance(items, list):  # draft 4-2019 tuple form
             prefix, items = items, schema.get("additionalItems", True)
         if isinstance(prefix, list) and prefix:
-            types = [self.convert(p, f"{hint}Item{i + 1}", depth + 1) for i, p in enumerate(prefix)]
+            types = [self.convert(p, f"{hint}{_ordinal(i)}Item", depth + 1) for i, p in enumerate(prefix)]
             min_items = schema.get("minItems", 0)
             if items is False and isinstance(min_items, int) and min_items >= len(types):
                 return TupleT(tuple(types))
@@ -382,8 +390,12 @@ class ToolConverter:
             return DictT(self.convert(extra, f"{hint}Value", depth + 1))
         if name is None:
             title = schema.get("title")
-            name = self._allocate(pascal(title) if isinstance(title, str) and title else hint)
-        fields = self.fields(schema, name, depth)
+            name = self._allocate(pascal(title) if isinstance(title, str) and title else hint, self._context)
+        outer, self._context = self._context, name
+        try:
+            fields = self.fields(schema, name, depth)
+        finally:
+            self._context = outer
         self.new[name] = ClassDecl(name, tuple(fields), one_line(schema.get("description", "")))
         return Ref(name)
 
@@ -407,6 +419,7 @@ class ToolConverter:
         self, method: str, wire: str, description: str, params: Any, output: Any
     ) -> MethodDecl:
         """Build one tool's method; raises only on bugs, which the caller turns into `Any`."""
+        self.method_name = method
         self._root = params
         schema = self._object_root(params)
         decl = MethodDecl(method=method, wire=wire, description=description)
@@ -507,6 +520,58 @@ class ToolConverter:
         for name, decl in self.new.items():
             if decl is not None:
                 self.table.decls[name] = decl
+                if name.startswith(self.owner) and len(name) > len(self.owner):
+                    self.table.owned[name] = (self.method_name, name[len(self.owner):])
+
+
+def _ordinal(i: int) -> str:
+    return _ORDINALS[i] if i < len(_ORDINALS) else "Later"
+
+
+def _literal_values(schema: Any) -> list[str] | None:
+    """The string values a discriminator field allows (`const` or a short `enum`), or None."""
+    if not isinstance(schema, Mapping):
+        return None
+    if isinstance(schema.get("const"), str):
+        return [schema["const"]]
+    values = schema.get("enum")
+    if isinstance(values, list) and 0 < len(values) <= 3 and all(isinstance(v, str) for v in values):
+        return list(values)
+    return None
+
+
+def variant_hints(options: list[Any], hint: str) -> list[str]:
+    """Class names for the members of an `anyOf`/`oneOf`, from what tells them apart.
+
+    Object members that share a field of literal strings (`type: "text"` / `type: "image"`)
+    are named by those values (`TextContentItem`, `ImageOrAudioContentItem`); otherwise by a
+    required field only that member has (`ContentItemWithUri`). What is left keeps `hint`
+    (a class name the table then qualifies), so no name is numbered.
+    """
+    props = [o.get("properties") if isinstance(o, Mapping) else None for o in options]
+    objects = [p if isinstance(p, Mapping) else None for p in props]
+    shared = None
+    present = [p for p in objects if p]
+    if len(present) >= 2:
+        common = set.intersection(*(set(p) for p in present))
+        for key in sorted(k for k in common if isinstance(k, str)):
+            if all(_literal_values(p[key]) for p in present):
+                shared = key
+                break
+    out = []
+    for i, (option, fields) in enumerate(zip(options, objects, strict=True)):
+        if not fields:
+            out.append(hint)
+            continue
+        if shared is not None:
+            values = _literal_values(fields[shared]) or []
+            out.append("Or".join(pascal(v) for v in values) + hint)
+            continue
+        others = set().union(*(set(p) for j, p in enumerate(objects) if p and j != i))
+        required = option.get("required") if isinstance(option.get("required"), list) else []
+        own = [k for k in [*required, *fields] if isinstance(k, str) and k not in others]
+        out.append(f"{hint}With{pascal(own[0])}" if own else hint)
+    return out
 
 
 def degraded_method(method: str, wire: str, description: str) -> MethodDecl:

@@ -87,6 +87,8 @@ class SDK:
     exact_tools: frozenset[str]
     _describe: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: The modules the text says a program may import (sorted); pre-flight refuses others.
+    imports: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"SDK(tools={len(self.method_names)}, compact={self.compact}, sdk_hash={self.sdk_hash[:12]!r})"
@@ -213,36 +215,83 @@ def _rename_class(decl: ClassDecl, names: Mapping[str, str]) -> ClassDecl:
     return replace(decl, fields=fields)
 
 
+def _shape_key(name: str, decl: ClassDecl) -> tuple[Any, ...]:
+    return (
+        decl.doc,
+        tuple(
+            (f.key, f.required, f.doc, render_type(rename_refs(f.type, {name: "<self>"})))
+            for f in decl.fields
+        ),
+    )
+
+
+def _neutral_name(
+    group: list[str], decl: ClassDecl, owned: Mapping[str, tuple[str, str]], taken: set[str]
+) -> str:
+    """The one name a structure several tools share goes by.
+
+    A name that is not a tool's own (a schema title, a field's name) is kept. Tool-named ones
+    (`FsReadFileResult`, `FsWriteFileResult`) would lie for all tools but the first, so the
+    structure names it (`ContentResult`, from its fields), else the server (`FsResult`), else
+    the tool names stay apart: each tool keeps its own class.
+    """
+    plain = [n for n in group if n not in owned]
+    if plain:
+        return plain[0]
+    rests = {owned[n][1] for n in group}
+    rest = min(rests) if len(rests) == 1 else ""
+    keys = [f.key for f in decl.fields if f.required] or [f.key for f in decl.fields]
+    candidates = []
+    if rest and keys and len(keys) <= 2:
+        candidates.append("".join(pascal(k) for k in keys) + rest)
+    servers = {owned[n][0].split("__", 1)[0] if "__" in owned[n][0] else "" for n in group}
+    if rest and len(servers) == 1 and "" not in servers:
+        candidates.append(pascal(servers.pop()) + rest)
+    for candidate in candidates:
+        if candidate not in taken and candidate not in RESERVED_CLASS_NAMES:
+            return candidate
+    return ""
+
+
 def _merge_duplicates(
-    classes: Mapping[str, ClassDecl], methods: list[MethodDecl]
+    classes: Mapping[str, ClassDecl], methods: list[MethodDecl], owned: Mapping[str, tuple[str, str]]
 ) -> tuple[dict[str, ClassDecl], list[MethodDecl]]:
-    """Merge structurally identical classes (tools often share `$defs`), keeping the first name.
+    """Merge structurally identical classes (tools often share `$defs` and result shapes).
 
     Repeated until nothing changes, since merging children can make parents identical. A
-    method's own argument dict is never merged away: its name is part of its signature.
+    method's own argument dict is never merged away: its name is part of its signature. The
+    merged class keeps a name none of its tools would misread (`_neutral_name`); when there is
+    none, the classes stay apart.
     """
     current = dict(classes)
     keep = {m.args.decl.name for m in methods if m.args is not None}
     total: dict[str, str] = {}
+    apart: set[tuple[Any, ...]] = set()
     while True:
-        seen: dict[tuple[Any, ...], str] = {}
-        names: dict[str, str] = {}
+        groups: dict[tuple[Any, ...], list[str]] = {}
         for name, decl in current.items():
-            key = (
-                decl.doc,
-                tuple(
-                    (f.key, f.required, f.doc, render_type(rename_refs(f.type, {name: "<self>"})))
-                    for f in decl.fields
-                ),
-            )
-            if key in seen and name not in keep:
-                names[name] = seen[key]
-            else:
-                seen.setdefault(key, name)
+            key = _shape_key(name, decl)
+            if name in keep or key in apart:
+                continue
+            groups.setdefault(key, []).append(name)
+        names: dict[str, str] = {}
+        for key, group in groups.items():
+            if len(group) < 2:
+                continue
+            target = _neutral_name(group, current[group[0]], owned, set(current) - set(group))
+            if not target:
+                apart.add(key)
+                continue
+            names.update({n: target for n in group if n != target})
         if not names:
             break
         total = {old: names.get(new, new) for old, new in total.items()} | names
-        current = {n: _rename_class(d, names) for n, d in current.items() if n not in names}
+        renamed: dict[str, ClassDecl] = {}
+        for n, d in current.items():
+            target = names.get(n, n)
+            if target not in renamed:
+                renamed[target] = replace(_rename_class(d, names), name=target)
+        current = renamed
     if not total:
         return current, methods
     out = []
@@ -279,7 +328,7 @@ def _build(
             if converter.exact:
                 exact.add(method)
         methods.append(decl)
-    classes, methods = _merge_duplicates(table.decls, methods)
+    classes, methods = _merge_duplicates(table.decls, methods, table.owned)
     ordered = order_classes(classes)
     class_texts = render_classes(ordered)
     describe = {}
@@ -302,4 +351,5 @@ def _build(
         exact_tools=frozenset(exact),
         _describe=MappingProxyType(describe),
         notes=notes,
+        imports=imports,
     )

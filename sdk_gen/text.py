@@ -19,10 +19,10 @@ __all__ = [
 #: `{ns}` is the namespace name, `{imports}` the allowed imports (or NO_IMPORTS).
 INSTRUCTIONS = """\
 Write Python 3.11: the body of an async function (top-level `await` and `return` work).
-Call tools as `await {ns}.name(arg=value)` and await every call; run independent calls with `await asyncio.gather(...)`.
-Leave out an optional argument (or pass None) to use its default. Arguments can also go in one dict: `await {ns}.name({{"arg": value}})`.
+Await every call, `await {ns}.name(arg=value)`; run independent calls with `await asyncio.gather(...)`.
+Omit an optional argument (or pass None) for its default; arguments may also go in one dict: `await {ns}.name({{"arg": value}})`.
 A failed call raises `ToolCallError` (`.tool_name`, `.message`).
-Only your prints and return value come back to you: keep them short. A final bare expression is the return value.
+Only prints and the return value (a final bare expression) come back to you: keep them short.
 Allowed imports: {imports}."""
 
 NO_IMPORTS = "none"

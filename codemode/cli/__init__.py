@@ -113,7 +113,9 @@ def _parser() -> argparse.ArgumentParser:
     tools = sub.add_parser("tools", help="list the loaded tools", parents=[debug])
     loading(tools)
 
-    sub.add_parser("doctor", help="show which jail layers confine the worker backend on this host", parents=[debug])
+    doctor_parser = sub.add_parser("doctor", help="show which jail layers confine the worker backend on this host",
+                                   parents=[debug])
+    doctor_parser.add_argument("--json", action="store_true", help="print one JSON object (default: text)")
 
     check = sub.add_parser("check", help="check a snippet file without running it", parents=[debug])
     check.add_argument("file", help="the snippet: a file of Python (the body of an async function), or - for stdin")
@@ -137,7 +139,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO, inp: TextIO) -
     if args.command == "tools":
         return tools.command(args, out, err)
     if args.command == "doctor":
-        return doctor.command(out)
+        return doctor.command(out, as_json=args.json)
     if args.command == "mcp":
         return mcp.command(args, out, err)
     return check.command(args, out, err, inp)

@@ -204,11 +204,23 @@ def _rendered(result: sandbox.RunResult) -> str:
     return "\n".join(parts) if parts else m.RUN_NO_OUTPUT
 
 
+#: What a program receives from a tool without an output schema: the text of its content blocks.
+TEXT_RESULT: Mapping[str, Any] = {"type": "string"}
+
+
 def _spec(definition: ToolDefinition) -> sdk_gen.ToolSpec:
-    output = thaw(definition.output_schema) if definition.output_schema is not None else None
+    # A tool without an output schema hands the program its text, so the SDK says `-> str`.
+    output = thaw(definition.output_schema) if definition.output_schema is not None else dict(TEXT_RESULT)
     return sdk_gen.ToolSpec(
         definition.name, definition.description, thaw(definition.parameters_schema), output, definition.sdk_note
     )
+
+
+def _without_name(wire: str, text: str) -> str:
+    """An error result's text for the snippet's ``ToolCallError``, which names the tool itself:
+    ``read_file: WorkspaceError: ...``, not ``read_file: read_file failed: WorkspaceError: ...``."""
+    lead = TOOL_FAILED.format(name=wire, error="")
+    return text[len(lead):] if text.startswith(lead) and len(text) > len(lead) else text
 
 
 def build_sdk(definitions: Sequence[ToolDefinition]) -> sdk_gen.SDK:
@@ -397,7 +409,7 @@ class _Run:
         self._keep(record)
         self._finish(record)
         if result.is_error:
-            raise sandbox.BindingError(result.text)
+            raise sandbox.BindingError(_without_name(wire, result.text))
         if definition.output_schema is not None:
             return _snippet_value(thaw(result.value))
         return _snippet_text(result.content)

@@ -54,17 +54,19 @@ SESSIONS_OFF = "sessions are off; create the CodeMode with sessions=True to use 
 # --- discovery (codemode.code_mode.discovery) -----------------------------------------------------
 
 DISCOVERY = (
-    "There are {count} tools. Find the ones you need with "
-    "`print(await {ns}.search(\"what you need\"))` (the best matches, each with its signature), "
-    "read one with `print({ns}.describe(\"name\"))`, list every name with `{ns}.list()`."
+    "There are {count} tools: `print(await {ns}.search(\"what you need\"))` shows the best "
+    "matches with signatures, `{ns}.describe(\"name\")` one tool, `{ns}.list()` all names."
 )
 INDEX_HEAD = "Tools:"
 INDEX_HEAD_NAMES = "Tool names:"
-INDEX_HEAD_PREFIXES = "Tool groups (name prefix and count): {groups}. `tools.list()` names them all."
+INDEX_HEAD_GROUPED = "Names by prefix (`{prefix}: {name}` is `{ns}.{prefix}{name}`):"
+#: Stands for the names of a group the index has no room for.
+INDEX_MORE = "+{count} more"
+#: A group none of whose names fit.
+INDEX_COUNT = "{count} tools"
 #: The discovery text's short form of the SDK's import list.
 IMPORTS_SHORT = (
-    "Allowed imports: {common} and {rest} more of the standard library's data modules "
-    "(importing another module fails with the full list)."
+    "Allowed imports: {common} and {rest} more (a refused import lists all)."
 )
 INDEX_CUT = "\n... more: `tools.list()`"
 INDEX_EMPTY = "No tools are loaded."

@@ -44,8 +44,7 @@ REASON_NEEDS_TASKS = "it requires task-augmented execution, which codemode does 
 # --- upstream resources (read_resource / list_resources) --------------------------------------------
 
 RESOURCES_NOTE = (
-    "MCP servers offer resources: `await tools.{read}(uri=...)` returns one's text, "
-    "`await tools.{list}()` lists their URIs."
+    "MCP resources: `await tools.{list}()` lists their URIs, `await tools.{read}(uri=...)` reads one."
 )
 READ_RESOURCE_DESCRIPTION = (
     "Read a resource of an MCP server by URI: text comes back as text, images and other binary "

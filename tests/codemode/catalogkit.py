@@ -7,6 +7,8 @@ memory, everything, time, git: 55 tools, ``<server>__<tool>`` names, real-lookin
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from codemode import CodeMode, Registry, define_tool
@@ -115,12 +117,19 @@ _NOUNS = [
 ]
 
 
+_AREAS = ["", "billing", "support", "sales", "warehouse", "payroll", "legal"]
+
+
 def many_tools(count: int = 150) -> list[Any]:
+    """``count`` distinct back-office tools (up to 1,050): verb x noun, then again per area."""
     out = []
     for i in range(count):
         verb, noun = _VERBS[i % len(_VERBS)], _NOUNS[i // len(_VERBS) % len(_NOUNS)]
+        area = _AREAS[i // (len(_VERBS) * len(_NOUNS))]
+        thing = f"{area}_{noun}" if area else noun
         schema = _obj([f"{noun}_id"], **{f"{noun}_id": _S, "page_size": _I})
-        out.append(_tool(f"{verb}_{noun}", f"{verb.capitalize()} a {noun.replace('_', ' ')} in the back office.", schema))
+        where = f"the {area} office" if area else "the back office"
+        out.append(_tool(f"{verb}_{thing}", f"{verb.capitalize()} a {noun.replace('_', ' ')} in {where}.", schema))
     return out
 
 
@@ -129,3 +138,38 @@ def mode_with(definitions: list[Any], **options: Any) -> CodeMode:
     for definition in definitions:
         registry.register(definition)
     return CodeMode(registry, backend="inprocess", **options)
+
+
+# --- the reference servers' real tool lists ------------------------------------------------------
+
+REFERENCE_FIXTURE = Path(__file__).parent / "fixtures" / "reference_servers.json"
+
+
+class _ListedServer:
+    """Stands in for an ``UpstreamServer`` whose tools are only listed, never called."""
+
+    def __init__(self, name: str) -> None:
+        from codemode.mcp.config import ServerConfig
+
+        self.name = name
+        self.config = ServerConfig(name=name, command="true")
+
+
+def reference_servers(*, workspace: bool = True) -> list[Any]:
+    """The definitions ``codemode`` builds from the five reference MCP servers' real
+    ``tools/list`` answers (``fixtures/reference_servers.json``), named as the provider names
+    them, plus the workspace tools and the two resource tools (56 tools in all)."""
+    import mcp_types as types
+
+    from codemode.mcp.resources import ResourceIndex, resource_tools
+    from codemode.mcp.tools import namespace_names, tool_definition
+    from codemode.workspace import workspace_tools
+
+    data = json.loads(REFERENCE_FIXTURE.read_text(encoding="utf-8"))
+    listed = {s: [types.Tool.model_validate(t) for t in ts] for s, ts in data["servers"].items()}
+    names = namespace_names([(s, t.name) for s, ts in listed.items() for t in ts])
+    out = [tool_definition(_ListedServer(s), t, names[(s, t.name)]) for s, ts in listed.items() for t in ts]  # type: ignore[arg-type]
+    out.extend(resource_tools(ResourceIndex({})))
+    if workspace:
+        out.extend(workspace_tools(Path(__file__).parent))
+    return sorted(out, key=lambda d: d.name)

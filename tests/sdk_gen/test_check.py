@@ -112,6 +112,22 @@ BAD = {
         "asyncio.gather(tools.grep(pattern='a'), tools.grep(pattern='b'))",
         ["line 1, col 1: asyncio.gather(...) is never awaited; write `await asyncio.gather(...)`"],
     ),
+    "unawaited_gather_printed": (
+        "rs = asyncio.gather(tools.grep(pattern='a'), tools.grep(pattern='b'))\nprint(rs)",
+        ["line 1, col 6: asyncio.gather(...) is not awaited but its result is used on line 2; write `await asyncio.gather(...)`"],
+    ),
+    "unawaited_gather_formatted": (
+        "rs = asyncio.gather(tools.grep(pattern='a'))\nprint(f'got {rs}')",
+        ["line 1, col 6: asyncio.gather(...) is not awaited but its result is used on line 2; write `await asyncio.gather(...)`"],
+    ),
+    "unawaited_gather_returned": (
+        "rs = asyncio.gather(tools.grep(pattern='a'))\nreturn rs",
+        ["line 1, col 6: asyncio.gather(...) is not awaited but its result is used on line 2; write `await asyncio.gather(...)`"],
+    ),
+    "unawaited_call_dumped": (
+        "r = tools.grep(pattern='a')\nprint(json.dumps(r))",
+        ["line 1, col 5: call to tool 'grep' is not awaited but its result is used on line 2; write `await tools.grep(...)`"],
+    ),
 }
 
 
@@ -155,6 +171,37 @@ GOOD = {
 @pytest.mark.parametrize("name", sorted(GOOD))
 def test_good_snippets(name):
     assert messages(GOOD[name]) == []
+
+
+IMPORTING = generate(TOOLS, allowed_imports=["asyncio", "json", "urllib.parse", "urllib"])
+
+
+@pytest.mark.parametrize(
+    ("snippet", "module", "line"),
+    [
+        ("import os\nprint(1)", "os", 1),
+        ("import json\nfrom subprocess import run", "subprocess", 2),
+        ("import collections.abc", "collections.abc", 1),
+        ("x = 1\nif x:\n    import socket", "socket", 3),
+    ],
+    ids=["import", "from-import", "dotted", "nested"],
+)
+def test_an_import_the_sandbox_refuses_is_reported_even_without_tools(snippet, module, line):
+    (found,) = check(snippet, IMPORTING)
+    assert (found.line, found.code) == (line, "import-not-allowed")
+    assert found.message == (
+        f"module {module!r} is not available in the sandbox; use the tools for what it would do, "
+        "or one of the allowed modules: asyncio, json, urllib, urllib.parse"
+    )
+    assert IMPORTING.imports == ("asyncio", "json", "urllib", "urllib.parse")
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    ["import json\nimport urllib.parse\nfrom urllib import parse\nfrom json import dumps", "import asyncio as aio"],
+)
+def test_allowed_imports_pass(snippet):
+    assert check(snippet, IMPORTING) == []
 
 
 def test_diagnostic_is_frozen_and_prints():

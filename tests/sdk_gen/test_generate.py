@@ -51,10 +51,10 @@ READ = ToolSpec(
 
 PINNED = '''\
 Write Python 3.11: the body of an async function (top-level `await` and `return` work).
-Call tools as `await tools.name(arg=value)` and await every call; run independent calls with `await asyncio.gather(...)`.
-Leave out an optional argument (or pass None) to use its default. Arguments can also go in one dict: `await tools.name({"arg": value})`.
+Await every call, `await tools.name(arg=value)`; run independent calls with `await asyncio.gather(...)`.
+Omit an optional argument (or pass None) for its default; arguments may also go in one dict: `await tools.name({"arg": value})`.
 A failed call raises `ToolCallError` (`.tool_name`, `.message`).
-Only your prints and return value come back to you: keep them short. A final bare expression is the return value.
+Only prints and the return value (a final bare expression) come back to you: keep them short.
 Allowed imports: json, re.
 
 ```python

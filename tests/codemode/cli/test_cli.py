@@ -129,6 +129,24 @@ def test_sdk_tools_and_check(ws: Path, tmp_path: Path) -> None:
     assert code == 1 and out.startswith(f"{bad}:2:7: missing-argument: ")
 
 
+def test_check_and_run_report_a_refused_import_and_an_unawaited_gather(ws: Path, tmp_path: Path) -> None:
+    importing = snippet(tmp_path, "import os\nprint(os.listdir('.'))", "importing.py")
+    code, out, _ = cli("check", importing, "--root", str(ws))
+    assert code == 1 and out.startswith(
+        f"{importing}:1:1: import-not-allowed: module 'os' is not available in the sandbox; use the tools "
+        "for what it would do, or one of the allowed modules: asyncio, base64,"
+    )
+    code, out, err = cli("run", importing, "--root", str(ws), *BACKEND)
+    assert code == 1 and "(preflight)" in err and "module 'os' is not available in the sandbox; use the tools" in err
+    gathered = snippet(tmp_path, "rs = asyncio.gather(tools.grep(pattern='a'), tools.stat(path='.'))\nprint(rs)", "g.py")
+    code, out, _ = cli("check", gathered, "--root", str(ws))
+    assert (code, out) == (1, f"{gathered}:1:6: not-awaited: asyncio.gather(...) is not awaited but its result is used "
+                              "on line 2; write `await asyncio.gather(...)`\n")
+    code, out, err = cli("run", gathered, "--root", str(ws), *BACKEND)
+    assert code == 1 and "_GatheringFuture" not in out + err and "(preflight)" in err
+    assert "asyncio.gather(...) is not awaited but its result is used on line 2" in err
+
+
 def test_tools_plugin_file(tmp_path: Path) -> None:
     plugin = tmp_path / "plug.py"
     plugin.write_text(

@@ -30,3 +30,15 @@ def test_example_runs_offline(tmp_path: Path, example: str, needs: str, last_lin
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == last_line
+
+
+def test_the_langchain_example_binds_the_tool_as_the_readme_says() -> None:
+    import ast
+
+    source = (REPO / "examples" / "agents" / "langchain_agent.py").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "model = chat_model.bind_tools([code_mode_tool(mode)])" in readme
+    calls = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and n.func.attr == "bind_tools"]
+    assert [ast.unparse(c) for c in calls] == ["chat_model.bind_tools([tool])"]
+    assert "tool = code_mode_tool(mode)" in source

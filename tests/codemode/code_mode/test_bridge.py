@@ -147,8 +147,9 @@ await tools.fail()
 """)
     assert out.is_error
     assert out.text.startswith("Error: code run failed (exception): ")
-    assert "ToolCallError" in out.text and "fail failed: ValueError: disk on fire" in out.text
-    assert out.text.endswith("Captured output:\nfail | fail failed: ValueError: disk on fire")
+    # The tool is named once: by ToolCallError, not again by the message.
+    assert "ToolCallError: fail: ValueError: disk on fire\n" in out.text and "fail failed" not in out.text
+    assert out.text.endswith("Captured output:\nfail | ValueError: disk on fire")
     assert out.attachments == ()
 
 
@@ -292,3 +293,16 @@ async def test_a_run_keeps_its_sub_call_records_within_a_budget(tmp_path: Any, m
     dispatched = [e for e in registry.events.read() if e["type"] == "tool/code-dispatch"]
     assert "q" * 99 in json.dumps(dispatched[0], default=list)
     assert "q" * 99 not in json.dumps(dispatched[1:], default=list)
+
+
+async def test_a_tool_without_an_output_schema_is_typed_and_received_as_str() -> None:
+    mode = make_mode(NOTE)
+    sdk = mode.sdk()
+    assert "async def note(*, text: str) -> str:" in sdk.describe("note")
+    assert "-> Any" not in sdk.text.split("class Tools")[1]
+    out = await run(mode, """
+r = await tools.note(text="hi")
+return [isinstance(r, str), r]
+""")
+    assert not out.is_error, out.text
+    assert json.loads(out.text) == [True, "note hi\n[image: image/png, 100 bytes]"]

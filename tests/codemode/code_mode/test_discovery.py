@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from bridgekit import grep_tool
-from catalogkit import SERVERS, five_servers, many_tools, mode_with
+from catalogkit import SERVERS, five_servers, many_tools, mode_with, reference_servers
 
 from codemode.code_mode import messages as cm
 from codemode.code_mode.discovery import (
@@ -85,7 +86,7 @@ def test_hits_carry_name_summary_and_sdk_text() -> None:
 async def test_a_program_finds_a_tool_it_was_not_told_about() -> None:
     mode = mode_with(many_tools(149) + [_hidden_gem()])
     prompt = mode.system_prompt(budget=DESCRIPTION_BUDGET)
-    assert "refund_airline_miles" not in prompt  # the index was cut before it
+    assert "restore_frequent_flyer_miles" not in prompt and "+" in prompt  # the index has no room for it
     code = (
         "hits = await tools.search('refund airline miles', limit=3)\n"
         "best = hits[0]['name']\n"
@@ -94,8 +95,8 @@ async def test_a_program_finds_a_tool_it_was_not_told_about() -> None:
     )
     run = await mode.run(code)
     assert run.ok, run.text
-    assert json.loads(run.text) == ["refund_airline_miles", "refund_airline_miles", {"booking": "AB12", "miles": 900}]
-    assert [c.name for c in run.calls] == ["refund_airline_miles"]  # search itself is no tool call
+    assert json.loads(run.text) == ["restore_frequent_flyer_miles", "restore_frequent_flyer_miles", {"booking": "AB12", "miles": 900}]
+    assert [c.name for c in run.calls] == ["restore_frequent_flyer_miles"]  # search itself is no tool call
 
 
 def _hidden_gem():
@@ -103,7 +104,7 @@ def _hidden_gem():
 
     schema = {"type": "object", "properties": {"booking": {"type": "string"}, "miles": {"type": "integer"}},
               "required": ["booking", "miles"]}
-    return _tool("refund_airline_miles", "Give frequent-flyer miles back for a cancelled booking.", schema)
+    return _tool("restore_frequent_flyer_miles", "Refund the airline miles of a cancelled booking.", schema)
 
 
 async def test_search_in_a_program_checks_its_arguments() -> None:
@@ -148,28 +149,95 @@ def test_descriptions_fit_the_budget_with_discovery_first(catalogue) -> None:
     assert len(mode.system_prompt()) == len(cm.SYSTEM_PROMPT.format(sdk=sdk.text))  # no budget: all of it
 
 
+def _named(text: str) -> dict[str, tuple[list[str], int]]:
+    """The names index of a discovery text: prefix -> (names shown, "+N more" count)."""
+    index = text[text.index("\n\nNames by prefix" if "Names by prefix" in text else "\n\nTool names:"):]
+    out = {}
+    for line in index.strip().splitlines()[1:]:
+        prefix, _, names = line[2:].rpartition(": ") if ": " in line else ("", "", line[2:])
+        counted = re.fullmatch(r"(\d+) tools", names)
+        if counted:
+            out[prefix] = ([], int(counted.group(1)))
+            continue
+        more = re.search(r"\+(\d+) more$", names)
+        shown = [n for n in names.split(", ") if n and not n.startswith("+")]
+        out[prefix] = (shown, int(more.group(1)) if more else 0)
+    return out
+
+
+def test_the_reference_servers_tools_are_all_named_within_2048_characters() -> None:
+    definitions = reference_servers()
+    text = budgeted_text(mode_with(definitions).sdk(), lead=mm.RUN_CODE_MCP_LEAD)
+    assert len(definitions) == 57 and len(text) <= DESCRIPTION_BUDGET
+    assert "Names by prefix (`fs__: edit_file` is `tools.fs__edit_file`):" in text
+    assert "- time__: convert_time, get_current_time" in text
+    assert "- git__git_: add, branch, checkout, commit," in text  # the shared `git_` said once
+    assert "more" not in text.split("Names by prefix")[1]
+    named = _named(text)
+    shown = {p + n for p, (names, _) in named.items() for n in names}
+    assert shown == {d.name for d in definitions}
+
+
 def test_five_servers_index_names_every_tool_by_server() -> None:
     text = budgeted_text(mode_with(five_servers()).sdk(), lead=mm.RUN_CODE_MCP_LEAD)
-    assert "Tool names:" in text
-    assert "- time__: convert_time, get_current_time" in text
+    assert len(text) <= DESCRIPTION_BUDGET
+    named = _named(text)
     for server, tools in SERVERS.items():
-        assert f"- {server}__: " in text
-        assert all(name in text for name, _, _ in tools)
+        prefix = next(p for p in named if p.startswith(f"{server}__"))
+        names, more = named[prefix]
+        assert len(names) + more == len(tools) and len(names) >= len(tools) // 2
 
 
-def test_index_degrades_to_prefix_counts_then_a_cut() -> None:
+@pytest.mark.parametrize("budget", [2048, 1900, 1700, 1500, 1400, 1300])
+def test_a_tighter_budget_drops_the_least_useful_names_per_group(budget) -> None:
+    definitions = reference_servers()
+    sdk = mode_with(definitions).sdk()
+    text = budgeted_text(sdk, lead=mm.RUN_CODE_MCP_LEAD, budget=budget)
+    assert len(text) <= budget
+    named = _named(text)
+    groups: dict[str, int] = {}
+    for d in definitions:
+        head, sep, _ = d.name.partition("__")
+        groups[head + sep if sep else ""] = groups.get(head + sep if sep else "", 0) + 1
+    # Every group keeps its line, shown names plus "+N more" add up to the group, and each
+    # shown name is a real tool.
+    assert {p.removesuffix("git_") for p in named} == set(groups)
+    for prefix, (names, more) in named.items():
+        assert len(names) + more == groups[prefix.removesuffix("git_")]
+        assert all(prefix + n in sdk.method_names for n in names)
+    total = sum(len(names) for names, _ in named.values())
+    assert total > 0 or budget < 1400  # names while any fit; at least the groups and counts
+    if budget < 2048:
+        looser = _named(budgeted_text(sdk, lead=mm.RUN_CODE_MCP_LEAD, budget=budget + 150))
+        assert total <= sum(len(names) for names, _ in looser.values())
+
+
+def test_the_most_useful_names_go_first_when_a_group_is_cut() -> None:
+    sdk = mode_with(reference_servers()).sdk()
+    text = budgeted_text(sdk, lead=mm.RUN_CODE_MCP_LEAD, budget=1500)
+    fs, more = _named(text)["fs__"]
+    assert more and "read_text_file" in fs and "search_files" in fs and "list_directory" in fs
+    assert "read_file" not in fs  # the deprecated alias goes first
+    assert fs == sorted(fs)
+
+
+@pytest.mark.parametrize("count", [150, 1000])
+def test_large_flat_catalogues_name_a_spread_of_tools_and_count_the_rest(count) -> None:
+    text = budgeted_text(mode_with(many_tools(count)).sdk(), lead=mm.RUN_CODE_MCP_LEAD)
+    assert len(text) <= DESCRIPTION_BUDGET
+    (names, more), = _named(text).values()
+    assert len(names) + more == count and len(names) > 40
+    assert {n.split("_")[0] for n in names} >= {"create", "get", "list", "search", "update", "delete"}
+
+
+def test_many_groups_cut_at_a_line_when_even_counts_do_not_fit() -> None:
     sdk = mode_with(five_servers()).sdk()
-    tight = budgeted_text(sdk, lead="Run code.", budget=1200)
-    assert len(tight) <= 1200
-    assert "Tool groups (name prefix and count): everything__ (11), filesystem__ (14), git__ (19), memory__ (9), time__ (2)." in tight
-    # A budget just short of that form cuts it at a whole entry, with the marker.
-    short = tight.index(", time__ (2)") + len(cm.INDEX_CUT) + 2  # the blank line before the index
-    cut = budgeted_text(sdk, lead="Run code.", budget=short)
-    assert len(cut) <= short and cut.endswith("memory__ (9)" + cm.INDEX_CUT)
-    flat = budgeted_text(mode_with(many_tools(150)).sdk(), lead="Run code.")
-    assert len(flat) <= DESCRIPTION_BUDGET and flat.endswith(cm.INDEX_CUT)
     with pytest.raises(ValueError, match="cannot hold the discovery text"):
         budgeted_text(sdk, lead="Run code.", budget=200)
+    head = budgeted_text(sdk, lead="Run code.", budget=None, mode="compact").split("\n\nTools:")[0]
+    tight = budgeted_text(sdk, lead="Run code.", budget=len(head) + 150)
+    assert len(tight) <= len(head) + 150 and tight.endswith(cm.INDEX_CUT)
+    assert "- everything__: 11 tools\n- filesystem__: 14 tools" in tight
     with pytest.raises(ValueError, match="sdk mode must be one of full, compact, auto"):
         budgeted_text(sdk, lead="x", mode="huge")  # type: ignore[arg-type]
 
@@ -182,3 +250,25 @@ def test_small_tool_sets_keep_the_whole_sdk_in_auto_mode() -> None:
     assert "- grep: Search files." in compact and "async def grep" not in compact
     big = mode_with(five_servers()).sdk()
     assert budgeted_text(big, lead="L", mode="full") == f"L\n\n{big.text}"
+
+
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [
+        ("add a person to the knowledge graph", "memory__create_entities"),
+        ("find text in files", "grep"),
+        ("shipment status", "get_shipment"),
+        ("save my changes", "git__git_commit"),
+        ("forget a person", "memory__delete_entities"),
+    ],
+)
+def test_search_answers_requests_as_people_write_them(query, wanted) -> None:
+    index = ToolIndex(mode_with(reference_servers() + many_tools(150)).sdk())
+    assert wanted in index.search(query, 3)
+
+
+def test_search_ignores_filler_and_prefers_tools_matching_more_of_the_request() -> None:
+    index = ToolIndex(mode_with(reference_servers() + many_tools(150)).sdk())
+    assert index.search("the a of", 3)  # only filler: the words still count
+    assert index.search("find an invoice", 1) == ["search_invoice"]
+    assert index.search("an invoice", 5) == index.search("invoice", 5)

@@ -103,7 +103,8 @@ async def test_a_tool_that_raises_shows_no_host_path(exc: BaseException, text: s
     mode = make_mode(_raiser(exc))
     run = await mode.run("await tools.leaky()")
     assert run.result.error is not None and run.result.error.kind == "exception"
-    assert text in run.result.error.message
+    # The snippet's ToolCallError names the tool once; the call's record keeps the whole text.
+    assert f"ToolCallError: leaky: {text.removeprefix('leaky failed: ')}\n" in run.result.error.message
     (call,) = run.calls
     assert [dict(b) for b in call.content] == [{"type": "text", "text": text}]
     for secret in ("alice", "/etc/codemode", "customers", "/root"):

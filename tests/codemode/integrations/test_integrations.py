@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from bridgekit import NOTE, grep_tool, make_mode
+from bridgekit import FAIL, NOTE, PNG, grep_tool, make_mode
 
 pytestmark = pytest.mark.anyio
 
@@ -89,6 +89,50 @@ async def test_openai_agents_function_tool_with_a_fake_model() -> None:
     assert _pipeline_calls(mode) == [("run_code", None), ("grep", "oa_1")]
 
 
+async def test_openai_agents_gets_a_runs_images_as_images() -> None:
+    pytest.importorskip("agents")
+    from agents import Agent, ModelSettings, RunConfig, Runner
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    from codemode.integrations.openai_agents import code_mode_tool
+
+    mode = make_mode(grep_tool(), NOTE)
+    outputs: list[Any] = []
+    args = {"code": "print(await tools.note(text='x'))", "description": "Show the note"}
+
+    class ScriptedModel(Model):
+        async def get_response(self, system_instructions, input, model_settings, tools, output_schema,
+                               handoffs, tracing, **kwargs) -> ModelResponse:
+            done = [i for i in input if isinstance(i, dict) and i.get("type") == "function_call_output"]
+            if not done:
+                call = ResponseFunctionToolCall(type="function_call", call_id="oa_img", name="run_code",
+                                                arguments=json.dumps(args), id="fc_2", status="completed")
+                return ModelResponse(output=[call], usage=Usage(), response_id=None)
+            outputs.append(done[0]["output"])
+            text = ResponseOutputText(type="output_text", text="seen", annotations=[])
+            message = ResponseOutputMessage(type="message", id="msg_2", role="assistant", status="completed", content=[text])
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    agent = Agent(name="coder", instructions=mode.system_prompt(), tools=[code_mode_tool(mode)],
+                  model=ScriptedModel(), model_settings=ModelSettings())
+    result = await Runner.run(agent, "Show me the note", run_config=RunConfig(tracing_disabled=True))
+    assert result.final_output == "seen"
+    (parts,) = outputs  # what the model received: the text and the image itself
+    assert [p["type"] for p in parts] == ["input_text", "input_image"]
+    assert parts[0]["text"] == "note x\n[image: image/png, 100 bytes]"
+    assert parts[1]["image_url"] == f"data:image/png;base64,{PNG}"
+
+
 async def test_langchain_structured_tool_with_a_fake_chat_model() -> None:
     pytest.importorskip("langchain_core")
     from langchain_core.callbacks import BaseCallbackHandler
@@ -125,7 +169,47 @@ async def test_langchain_structured_tool_with_a_fake_chat_model() -> None:
     assert [name for name, _ in _pipeline_calls(mode)] == ["run_code", "grep"]
     image = await tool.ainvoke({"name": "run_code", "id": "lc_2", "type": "tool_call",
                                 "args": {"code": "print(await tools.note(text='x'))", "description": "Note"}})
-    assert image.artifact[0]["type"] == "image"
+    assert image.artifact[0]["type"] == "image" and image.status == "success"
+    # The image reaches the model in the message content, as a standard image block.
+    assert image.content == [{"type": "text", "text": "note x\n[image: image/png, 100 bytes]"},
+                             {"type": "image", "base64": PNG, "mime_type": "image/png"}]
+
+
+async def test_langchain_failed_run_is_an_error_tool_message() -> None:
+    pytest.importorskip("langchain_core")
+    from codemode.integrations.langchain import code_mode_tool
+
+    tool = code_mode_tool(make_mode(grep_tool(), FAIL))
+    failed = await tool.ainvoke({"name": "run_code", "id": "lc_3", "type": "tool_call",
+                                 "args": {"code": "await tools.fail()", "description": "Fail"}})
+    assert failed.status == "error" and failed.tool_call_id == "lc_3"
+    assert failed.content.startswith("Error: code run failed (exception): ToolCallError: fail: ValueError: disk on fire")
+
+
+def test_langchain_invoke_works_from_synchronous_code() -> None:
+    pytest.importorskip("langchain_core")
+    from codemode.integrations.langchain import code_mode_tool
+
+    mode = make_mode(grep_tool(), FAIL)
+    tool = code_mode_tool(mode)
+    out = tool.invoke({"name": "run_code", "id": "lc_4", "type": "tool_call", "args": ARGS})
+    assert (out.content, out.status, out.tool_call_id) == (EXPECTED, "success", "lc_4")
+    again = tool.invoke({"name": "run_code", "id": "lc_5", "type": "tool_call",
+                         "args": {"code": "await tools.fail()", "description": "Fail"}})
+    assert again.status == "error"
+    assert [name for name, _ in _pipeline_calls(mode)] == ["run_code", "grep", "run_code", "fail"]
+
+
+async def test_langchain_invoke_inside_a_running_loop_names_ainvoke() -> None:
+    pytest.importorskip("langchain_core")
+    from codemode.integrations.langchain import SYNC_IN_LOOP, code_mode_tool
+
+    mode = make_mode(grep_tool())
+    tool = code_mode_tool(mode)
+    with pytest.raises(RuntimeError) as caught:
+        tool.invoke({"name": "run_code", "id": "lc_6", "type": "tool_call", "args": ARGS})
+    assert str(caught.value) == SYNC_IN_LOOP and "await tool.ainvoke(" in SYNC_IN_LOOP
+    assert _pipeline_calls(mode) == []  # nothing ran
 
 
 def test_integrations_need_an_open_code_mode() -> None:
