@@ -7,8 +7,12 @@ The end-to-end behaviour behind a real load balancer is ``test_scale_out.py``.""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,12 +22,14 @@ from mcp import Client
 
 import sandbox
 from codemode import CodeMode, Registry, define_tool
+from codemode.cli.mcp import STATELESS_SESSIONS
 from codemode.code_mode import messages as cm
 from codemode.mcp import build_server, serve_http
 from codemode.mcp import messages as m
 from codemode.mcp.options import MIB, ServeLimits
 
 pytestmark = pytest.mark.anyio
+REPO = Path(__file__).resolve().parents[3]
 FAST = sandbox.Limits(wall_time=20, cpu_time=20)
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -345,3 +351,39 @@ def test_serve_limits_are_checked_and_the_budget_bounds_the_cap() -> None:
     with pytest.raises(ValueError, match=r"drain_timeout must be a number, got 'x'"):
         ServeLimits(drain_timeout="x")  # type: ignore[arg-type]
     assert repr(ServeLimits(max_sessions=2)) == "ServeLimits(max_sessions=2)"
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (("--http", "127.0.0.1:0", "--sessions", "--stateless"), STATELESS_SESSIONS),
+    (("--http", "127.0.0.1:0", "--max-sessions", "2"), "--max-sessions needs --sessions"),
+    (("--stateless",), "--stateless applies to --http only"),
+    (("--allowed-host", "proxy.example"), "--allowed-host applies to --http only"),
+    (("--http", "127.0.0.1:0", "--sessions", "--memory", "64", "--session-memory-budget", "16"),
+     "--session-memory-budget (16 MiB) is below one session's memory limit (512 MiB): no session could start"),
+])
+def test_options_that_cannot_apply_are_one_line_and_exit_2(argv: tuple[str, ...], message: str, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from codemode.cli.mcp import main
+
+    code = main(["serve", "--backend", "inprocess", "--root", str(tmp_path), *argv])
+    assert (code, capsys.readouterr().err) == (2, f"codemode: error: {message}\n")
+
+
+def test_sigterm_drains_and_exits_0(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "codemode.mcp", "serve", "--backend", "inprocess", "--root",
+                             str(tmp_path), "--http", "127.0.0.1:0"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()  # printed once the signal handlers are in place
+        assert "serving MCP at http://127.0.0.1:" in first
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.communicate(timeout=60)[1]
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 0
+    assert rest.endswith("codemode: drained; every run in flight has ended\n")
