@@ -117,6 +117,7 @@ DRAINING_SESSION = (
     "earlier are gone; reconnect to continue on another server."
 )
 DRAIN_CANCELLED = "the server is shutting down and its drain timeout of {seconds:g} s ran out"
+DRAIN_STOPPED = "the server is shutting down and was told a second time to stop at once"
 SESSIONS_FULL = (
     "This server already runs its limit of {cap} sessions and every one is busy; try again in a "
     "few seconds."

@@ -144,9 +144,10 @@ class ServeController:
         self.close_sessions()
         return cancelled
 
-    def cancel_runs(self, after: float = 0) -> int:
-        """Cancel every run in flight, saying the drain timeout (``after`` seconds) ran out."""
-        reason = m.DRAIN_CANCELLED.format(seconds=after)
+    def cancel_runs(self, after: float | None = None) -> int:
+        """Cancel every run in flight, saying the drain timeout (``after`` seconds) ran out, or
+        (``None``) that the server was told to stop at once."""
+        reason = m.DRAIN_STOPPED if after is None else m.DRAIN_CANCELLED.format(seconds=after)
         runs = [c for c in self._runs if not c.cancelled]
         for controller in runs:
             controller.cancel(reason)

@@ -198,6 +198,25 @@ async def test_a_drain_cancels_what_outlives_its_timeout_with_a_reason() -> None
     mode.close()
 
 
+async def test_a_second_signal_cancels_at_once_with_its_own_reason() -> None:
+    registry, finished = napping()
+    mode = CodeMode(registry, backend="inprocess", limits=FAST)
+    async with served(mode) as (server, base, _done), Client(f"{base}/mcp") as client:
+        box: list[Any] = []
+        async with anyio.create_task_group() as tg:
+            async def long() -> None:
+                box.append(await client.call_tool("run_code", run("return await tools.nap(seconds=15)")))
+
+            tg.start_soon(long)
+            with anyio.fail_after(20):
+                while server.controller.runs_in_flight < 1:
+                    await anyio.sleep(0.01)
+            assert server.controller.cancel_runs() == 1  # what the second SIGTERM/SIGINT does
+    reason = "the run was cancelled: " + m.DRAIN_STOPPED
+    assert text(box[0]) == cm.RUN_FAILED.format(kind="cancelled", message=reason) and finished == []
+    mode.close()
+
+
 # --- stateless, JSON, hosts ----------------------------------------------------------------------
 
 
