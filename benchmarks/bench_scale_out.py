@@ -92,33 +92,47 @@ async def measure(replicas: int, clients: int, seconds: float) -> tuple[float, f
                 await wait_ready(port)
             await anyio.sleep(2.5)  # haproxy's checks see every replica up
             latencies: list[float] = []
+            connects: list[float] = []
             errors = 0
             url = f"http://127.0.0.1:{lb}/mcp"
 
-            async def client(stop: float) -> None:
-                nonlocal errors
+            connected = 0
+            go = anyio.Event()
+            window: dict[str, float] = {}
+
+            async def client() -> None:
+                nonlocal errors, connected
+                opened = time.perf_counter()
                 async with Client(url, mode="legacy") as c:
                     await c.list_tools()
-                    while time.monotonic() < stop:
+                    connects.append(time.perf_counter() - opened)
+                    await c.call_tool("run_code", {"code": PROGRAM, "description": "Warm-up"})
+                    connected += 1
+                    await go.wait()
+                    while time.monotonic() < window["stop"]:
                         t = time.perf_counter()
                         r = await c.call_tool("run_code", {"code": PROGRAM, "description": "Bench"})
+                        if time.monotonic() > window["stop"]:
+                            break  # finished past the window: not counted
                         if r.is_error:
                             errors += 1
                         else:
                             latencies.append((time.perf_counter() - t) * 1000)
 
-            # A short warm-up, then the measured window.
+            # Every client connects and makes one call first; then the measured window.
             async with anyio.create_task_group() as tg:
                 for _ in range(clients):
-                    tg.start_soon(client, time.monotonic() + 2)
-            latencies.clear()
-            cpu_before = sum(_cpu_tree(p.pid) for p in procs[:-1])
-            started = time.monotonic()
-            async with anyio.create_task_group() as tg:
-                for _ in range(clients):
-                    tg.start_soon(client, started + seconds)
-            elapsed = time.monotonic() - started
+                    tg.start_soon(client)
+                while connected < clients:
+                    await anyio.sleep(0.05)
+                cpu_before = sum(_cpu_tree(p.pid) for p in procs[:-1])
+                own_before = time.process_time()
+                started = time.monotonic()
+                window["stop"] = started + seconds
+                go.set()
+            elapsed = seconds
             cpu = sum(_cpu_tree(p.pid) for p in procs[:-1]) - cpu_before
+            own = time.process_time() - own_before
         finally:
             for p in procs:
                 p.terminate()
@@ -130,7 +144,9 @@ async def measure(replicas: int, clients: int, seconds: float) -> tuple[float, f
     ordered = sorted(latencies)
     p95 = ordered[int(0.95 * (len(ordered) - 1))] if ordered else float("nan")
     calls = len(ordered) + errors
-    print(f"    replica CPU (workers included): {1000 * cpu / max(1, calls):.0f} ms per call")
+    print(f"    connect + list_tools: median {statistics.median(connects) * 1000:.0f} ms over {len(connects)} clients")
+    print(f"    replica CPU (workers included): {1000 * cpu / max(1, calls):.0f} ms per call; "
+          f"the clients' own: {1000 * own / max(1, calls):.0f} ms per call")
     return len(ordered) / elapsed, statistics.median(ordered) if ordered else float("nan"), p95, errors
 
 
