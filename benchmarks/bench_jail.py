@@ -27,7 +27,7 @@ from results_block import write_block  # noqa: E402
 import sandbox  # noqa: E402
 
 NEW_LAYERS = frozenset({"seccomp", "network-namespace", "ipc-namespace", "uts-namespace",
-                        "mount-namespace"})
+                        "mount-namespace", "pid-namespace"})
 LIMITS = sandbox.Limits(wall_time=60, cpu_time=60)
 EMPTY_W4 = "acc = 0\nfor i in range(200):\n    acc += i\nreturn acc"
 

@@ -3,9 +3,17 @@
 `RunStopped` derives from BaseException so that `except Exception` in a snippet does not swallow
 a limit. A bare `except:` can still catch it once; the stop stays armed and re-fires (budget
 ticks, the worker's repeating timer), and the worker backend kills the process as a last resort.
+
+Why a run stopped is host state, never the exception's: the host writes the kind and the text
+into the run's `Verdict` when it raises the stop, and reads the verdict, not the exception, when
+it describes the run. A snippet that catches a stop holds an object that says nothing the host
+believes: changing it (even with the real `object.__setattr__`), re-raising it in a later run of a
+session, or raising an instance of a subclass makes at most an `exception` of the snippet's own.
 """
 
 from __future__ import annotations
+
+from contextvars import ContextVar, Token
 
 import anyio
 from anyio.abc import TaskGroup
@@ -14,12 +22,9 @@ from .result import ErrorKind, RunError
 
 
 class RunStopped(BaseException):
-    """Raised inside a run to end it with a given error kind. Made only by `stop()`: a snippet
-    that caught one cannot build another (say, a fake `cancelled`) from its class, and copying
-    one fails because its constructor refuses to run."""
-
-    kind: ErrorKind
-    message: str
+    """Raised inside a run to end it. Made only by `stop()` and `Verdict.stop()`; it carries no
+    kind of its own (the run's `Verdict` has it). A snippet that caught one cannot build another
+    from its class, and copying one fails because its constructor refuses to run."""
 
     def __init__(self, *args: object) -> None:
         raise TypeError("RunStopped cannot be created in a snippet")
@@ -30,16 +35,48 @@ class RunStopped(BaseException):
     def __delattr__(self, name: str) -> None:
         raise TypeError("RunStopped cannot be changed")
 
-    def to_error(self) -> RunError:
-        return RunError(self.kind, self.message)
+
+class Verdict:
+    """The host's account of why it stopped one run: the first stop raised for it, whatever the
+    snippet did afterwards (caught it, re-raised it, raised something else, returned a value).
+
+    A run installs its verdict (`install`) around everything its snippet code runs in, so the
+    limits that fire there (`stop()`: output, budget, sleep, call and task caps) record into it;
+    host code that stops a run outside that window calls `self.stop` directly."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: RunError | None = None
+
+    def stop(self, kind: ErrorKind, message: str) -> RunStopped:
+        if self.error is None:
+            self.error = RunError(kind, message)
+        return _new_stop(message)
+
+    def install(self) -> Token[Verdict | None]:
+        return _CURRENT.set(self)
+
+    @staticmethod
+    def uninstall(token: Token[Verdict | None]) -> None:
+        _CURRENT.reset(token)
+
+
+#: The verdict of the run whose snippet code is running in this context, if any.
+_CURRENT: ContextVar[Verdict | None] = ContextVar("sandbox_verdict", default=None)
+
+
+def _new_stop(message: str) -> RunStopped:
+    return RunStopped.__new__(RunStopped, message)
 
 
 def stop(kind: ErrorKind, message: str) -> RunStopped:
-    """A `RunStopped` for the host's own use."""
-    exc = RunStopped.__new__(RunStopped, message)
-    BaseException.__setattr__(exc, "kind", kind)
-    BaseException.__setattr__(exc, "message", message)
-    return exc
+    """A `RunStopped` for the host's own use, recorded in the verdict of the run whose code is
+    running (outside any run it is recorded nowhere: `Budget.seal`'s after-run stop)."""
+    verdict = _CURRENT.get()
+    if verdict is not None:
+        return verdict.stop(kind, message)
+    return _new_stop(message)
 
 
 class RunController:

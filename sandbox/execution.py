@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .aio import ASYNCIO_SHIM
-from .control import RunStopped, stop
+from .control import RunStopped, Verdict, stop
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits, memory_message, wall_time_message
@@ -130,7 +130,7 @@ class _RunContext:
     """`Execution.run_context()`: a plain context manager (a generator-based one would set
     attributes on the `RunStopped` passing through, which refuses them)."""
 
-    __slots__ = ("execution", "saved", "was")
+    __slots__ = ("execution", "saved", "was", "token")
 
     def __init__(self, execution: Execution) -> None:
         self.execution = execution
@@ -141,8 +141,10 @@ class _RunContext:
         flags = self.execution.shim_state
         self.was = flags.get("in_run", False)
         flags["in_run"] = True
+        self.token = self.execution.verdict.install()
 
     def __exit__(self, *exc: object) -> bool:
+        self.execution.verdict.uninstall(self.token)
         self.execution.shim_state["in_run"] = self.was
         # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
         self.execution.decimal_context = decimal.getcontext()
@@ -163,8 +165,11 @@ class Execution:
         docs: Mapping[str, str] | None = None,
         budget: bool = False,
         state: SessionState | None = None,
+        verdict: Verdict | None = None,
     ) -> None:
         self.source = code
+        #: Why the host stopped this run, if it did: the only account of a stop it believes.
+        self.verdict = verdict if verdict is not None else Verdict()
         self.state = state
         self.limits = limits
         self.label = namespace
@@ -254,6 +259,9 @@ class Execution:
     def _result(self) -> RunResult:
         main = self.scheduler.main
         assert main is not None and main.done
+        if self.verdict.error is not None:
+            # Stopped by the host: that is the outcome, whatever the snippet did after the stop.
+            return self.failure(self.verdict.error)
         if main.error is not None:
             return self.failure(self.describe_exception(main.error))
         value = main.value
@@ -283,34 +291,52 @@ class Execution:
         return RunResult(value=plain, logs=self.logs())
 
     def describe_exception(self, exc: BaseException) -> RunError:
-        if isinstance(exc, RunStopped):
-            return exc.to_error()
-        if isinstance(exc, MemoryError) and not raised_by_snippet(exc):
+        """What ended the run: the host's own verdict if it stopped the run (never what the
+        exception says), a real allocation failure as `memory`, else the snippet's exception.
+        A `RunStopped` the host did not raise for this run (a subclass, one kept from an earlier
+        run of a session) is the snippet's own `exception`."""
+        if self.verdict.error is not None:
+            return self.verdict.error
+        if type(exc) is MemoryError and not raised_by_snippet(exc):
             return RunError("memory", memory_message(self.limits.memory))
         with self.run_context():  # the snippet's own `__str__` runs here
-            return RunError("exception", format_exception(exc, self.source, self.label))
+            error = RunError("exception", format_exception(exc, self.source, self.label))
+        return self.verdict.error or error  # a limit its `__str__` ran into
+
+
+#: Shown when an exception's `__str__` fails or returns something that is not text.
+UNSHOWABLE = "<exception message could not be shown>"
+_TYPE_NAME = type.__dict__["__name__"]
+_TRACEBACK = BaseException.__dict__["__traceback__"]
 
 
 def _safe_str(exc: BaseException) -> str:
+    """The exception's text as an exact `str`: its `__str__` runs (as `str()` would run it), and
+    nothing of the snippet's runs after that. A `str` subclass is copied to a plain `str` without
+    its methods; anything else is not shown."""
     try:
         text = str(exc)
     except BaseException:
-        return "<exception message could not be shown>"
-    return text if isinstance(text, str) else "<exception message could not be shown>"
+        return UNSHOWABLE
+    if type(text) is str:
+        return text
+    return str.__str__(text) if isinstance(text, str) else UNSHOWABLE
 
 
 def format_exception(exc: BaseException, source: str, label: str = "tools") -> str:
-    """`Type: message`, then the snippet frames only, each with its line and source text."""
+    """`Type: message`, then the snippet frames only, each with its line and source text. The
+    type's name and the traceback are read from their slots, so a snippet class cannot answer
+    them with properties."""
     lines = source.splitlines()
     frames: list[tuple[int, str]] = []
-    tb = exc.__traceback__
+    tb = _TRACEBACK.__get__(exc)
     while tb is not None:
         code = tb.tb_frame.f_code
         if code.co_filename == FILENAME:
             name = "<snippet>" if code.co_name == ENTRY_POINT else code.co_name
             frames.append((tb.tb_lineno, name))
         tb = tb.tb_next
-    name = type(exc).__name__
+    name = _TYPE_NAME.__get__(type(exc))
     text = cut_text(_safe_str(exc), MAX_EXCEPTION_TEXT)
     out = [f"{name}: {text}" if text else name]
     if frames:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import anyio
 
-from .control import RunController, RunStopped, cancel_on, interruption, stop
+from .control import RunController, RunStopped, cancel_on, interruption
 from .execution import Execution, syntax_result
 from .host import Bindings, escaped_inputs, invoke
 from .limits import Limits, wall_time_message
@@ -63,7 +63,7 @@ class InProcessRuntime:
                         sched.close()
                     return execution.result()
             except RunStopped as stopped:
-                return execution.failure(stopped.to_error())
+                return execution.failure(execution.describe_exception(stopped))
             except MemoryError as exc:
                 return execution.failure(execution.describe_exception(exc))
             with anyio.move_on_after(limits.wall_time) as deadline:
@@ -125,10 +125,7 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
                 continue
             deadline = sched.next_deadline()
             if in_flight == 0 and deadline is None:
-                raise stop(
-                    "exception",
-                    "the snippet awaits something that can never finish",
-                )
+                raise execution.verdict.stop("exception", "the snippet awaits something that can never finish")
             delay = math.inf if deadline is None else max(0.0, deadline - time.monotonic())
             with anyio.move_on_after(delay):
                 call_id, ok, value = await receive.receive()
@@ -143,7 +140,7 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
                     sched.resolve(call_id, ok, value)
             sched.fire_timers()
     except RunStopped as stopped:
-        return execution.failure(stopped.to_error())
+        return execution.failure(execution.describe_exception(stopped))
     except MemoryError as exc:
         return execution.failure(execution.describe_exception(exc))
     except RecursionError as exc:

@@ -11,9 +11,16 @@ snippet instruction runs:
   `getrandom`, `prlimit` on itself (to lower its limits), and exit are allowed; every other call
   (socket, open, exec, fork, kill, ptrace, setrlimit, mount, bpf, ...) fails with `EPERM`. A call made through another architecture's ABI (x32, i386 on x86_64)
   kills the worker.
+  The clocks are allowed for the static clock ids only (an argument filter): a negative id names
+  another process's CPU clock, which would list the host's live pids and their CPU time.
 - **Namespaces** (`enter_namespaces`), made once in the template, so no run pays for them: a
-  fresh network namespace (only a loopback that is down), plus IPC, UTS and mount namespaces.
-  A host that is not root gets them inside a user namespace, when the kernel allows one.
+  fresh network namespace (only a loopback that is down), plus IPC, UTS, mount and PID
+  namespaces. In the PID namespace a worker sees no host pid at all: the template forks a
+  placeholder init (`_hold_pid_namespace`) as its pid 1, and every worker it forks after that
+  lives in it; the template itself stays in the host's, so the pids it reports (`fork`'s return
+  value) are the host's own, which the host reads /proc with and signals. When the template dies
+  its init dies too, and the kernel kills every worker in the namespace. A host that is not root
+  gets all of them inside a user namespace, when the kernel allows one.
 - **rlimits, a chroot into an empty directory and a uid of the worker's own** (`sandbox.worker`).
   The chroot needs root or a user namespace; the uid switch needs root.
 
@@ -28,6 +35,7 @@ import ctypes
 import errno
 import os
 import platform
+import signal
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +48,7 @@ LAYERS = (
     "ipc-namespace",
     "uts-namespace",
     "mount-namespace",
+    "pid-namespace",
     "chroot",
     "uid",
     "rlimits",
@@ -48,6 +57,7 @@ LAYERS = (
 FULL_JAIL_MACHINES = ("x86_64", "aarch64")
 
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWPID = 0x20000000
 _CLONE_NEWUTS = 0x04000000
 _CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
@@ -58,8 +68,11 @@ _NAMESPACES = (
     ("uts-namespace", _CLONE_NEWUTS),
     ("mount-namespace", _CLONE_NEWNS),
 )
+#: The namespaces made inside the user namespace (or as root), the PID namespace last.
+_NAMESPACE_LAYERS = (*(name for name, _ in _NAMESPACES), "pid-namespace")
 _MS_REC = 0x4000
 _MS_PRIVATE = 0x40000
+_PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
@@ -75,8 +88,8 @@ ALLOWED_SYSCALLS = (
     "read", "write", "readv", "writev", "lseek", "fstat", "close",
     # waiting for the host
     "select", "pselect6", "poll", "ppoll",
-    # clocks and sleeping
-    "clock_gettime", "clock_getres", "gettimeofday", "time", "nanosleep", "clock_nanosleep",
+    # clocks and sleeping (clock_gettime, clock_getres, clock_nanosleep: see STATIC_CLOCKS)
+    "gettimeofday", "time", "nanosleep",
     # the worker's own timers and signal handlers
     "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "setitimer", "getitimer",
     "alarm",
@@ -91,6 +104,11 @@ ALLOWED_SYSCALLS = (
 #: would tell a worker which host processes exist.
 _FUTEX_OPS = (0, 1, 9, 10)  # WAIT, WAKE, WAIT_BITSET, WAKE_BITSET
 _FUTEX_FLAGS = 0x80 | 0x100  # FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME
+#: Clock ids a worker may read, ask the resolution of, or sleep on: the static ones (realtime,
+#: monotonic, its own process and thread CPU time, raw, coarse, boottime, alarm, TAI). A negative
+#: id encodes another process's or thread's CPU clock by pid.
+STATIC_CLOCKS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11)
+_CLOCK_CALLS = ("clock_gettime", "clock_getres", "clock_nanosleep")
 
 
 class JailError(RuntimeError):
@@ -172,14 +190,16 @@ def _write(path: str, text: str) -> None:
 def enter_namespaces(disabled: frozenset[str] = frozenset()) -> tuple[list[str], dict[str, str]]:
     """Move the calling process (the template) into fresh namespaces; returns (active, missing).
 
-    As root: network, IPC, UTS and mount namespaces. As another user: the same inside a new user
-    namespace that maps the caller's uid to 0, which also makes the workers' chroot possible.
+    As root: network, IPC, UTS, mount and PID namespaces. As another user: the same inside a new
+    user namespace that maps the caller's uid to 0, which also makes the workers' chroot possible.
+    The PID namespace is for the caller's children: its init is forked here, before anything
+    else, and every child forked later (the workers) lives in it.
     A namespace the kernel refuses is reported, never fatal: the syscall filter alone already
     denies every call they guard against."""
     active: list[str] = []
     missing: dict[str, str] = {}
     if not sys.platform.startswith("linux"):
-        for name, _ in (("user-namespace", 0), *_NAMESPACES):
+        for name in ("user-namespace", *_NAMESPACE_LAYERS):
             missing[name] = f"namespaces are a Linux feature; this is {sys.platform}"
         return active, missing
     libc = _libc()
@@ -200,7 +220,7 @@ def enter_namespaces(disabled: frozenset[str] = frozenset()) -> tuple[list[str],
             active.append("user-namespace")
         else:
             missing["user-namespace"] = f"the kernel refused an unprivileged user namespace ({reason})"
-            for name, _ in _NAMESPACES:
+            for name in _NAMESPACE_LAYERS:
                 missing[name] = "needs root or a user namespace"
             return active, missing
     for name, flag in _NAMESPACES:
@@ -215,7 +235,33 @@ def enter_namespaces(disabled: frozenset[str] = frozenset()) -> tuple[list[str],
     if "uts-namespace" in active:
         name = b"sandbox"
         libc.sethostname(name, ctypes.c_size_t(len(name)))
+    reason = "switched off by the host" if "pid-namespace" in disabled else _unshare(libc, _CLONE_NEWPID)
+    if reason is None:
+        _hold_pid_namespace(libc)
+        active.append("pid-namespace")
+    else:
+        missing["pid-namespace"] = f"unshare failed ({reason})"
     return active, missing
+
+
+def _hold_pid_namespace(libc: ctypes.CDLL) -> None:
+    """Fork the PID namespace's init: the first child after `unshare(CLONE_NEWPID)` is its pid 1,
+    and the namespace lives as long as it does. It does nothing but wait (reaping what it
+    inherits) and dies with the template: the parent-death signal, and the template's process
+    group, which it stays in. Raises OSError if it cannot be forked: the namespace would then
+    take the first worker as its init, so the template must not go on."""
+    pid = os.fork()
+    if pid:
+        return
+    try:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        os.closerange(0, 1 << 16)
+        while True:
+            signal.pause()
+    finally:
+        os._exit(0)
 
 
 def can_chroot(active: list[str]) -> bool:
@@ -282,6 +328,10 @@ def _compile(seccomp: Any) -> bytes:
             f.add_rule(seccomp.ALLOW, name)
         except (OSError, RuntimeError, ValueError):
             continue  # not a call on this architecture (aarch64 has no select, poll, time, alarm)
+    # Clocks by static id only; the kernel reads the id as a 32-bit int, so only those bits count.
+    for name in _CLOCK_CALLS:
+        for clock in STATIC_CLOCKS:
+            f.add_rule(seccomp.ALLOW, name, seccomp.Arg(0, seccomp.MASKED_EQ, 0xFFFFFFFF, clock))
     # No executable memory: shellcode in an escaped worker has nowhere to run from.
     no_exec = seccomp.Arg(2, seccomp.MASKED_EQ, 0x4, 0)  # PROT_EXEC
     f.add_rule(seccomp.ALLOW, "mmap", no_exec)
@@ -320,6 +370,13 @@ def _compile(seccomp: Any) -> bytes:
     if not program or len(program) % 8:
         raise ValueError(f"libseccomp exported {len(program)} bytes of BPF")
     return program
+
+
+def die_with_parent() -> None:
+    """Have the kernel kill the calling worker when the template that forked it dies: a session
+    worker stopped between runs would never see its channel close. Set after the uid switch
+    (changing credentials clears it) and before the filter (which denies `prctl`)."""
+    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def drop_capabilities() -> None:

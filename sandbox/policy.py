@@ -174,6 +174,8 @@ def _is_bare_super(node: ast.AST) -> bool:
 
 #: The one sentence for a snippet nested too deeply for the parser or compiler to handle.
 TOO_DEEP_TO_PARSE = "the snippet nests too deeply to parse; flatten the expression or split it up"
+#: The sentence for a tree too deep for the policy's own recursion budget.
+TOO_DEEP_TO_CHECK = "the snippet nests too deeply to check"
 #: Characters of a source line quoted in a syntax error.
 MAX_QUOTED_LINE = 160
 
@@ -701,7 +703,7 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False, sessio
     try:
         tree = policy.visit(tree)
     except RecursionError:
-        raise PolicyError([Problem(None, "the snippet nests too deeply to check")]) from None
+        raise PolicyError([Problem(None, TOO_DEEP_TO_CHECK)]) from None
     if policy.problems:
         raise PolicyError(sorted(policy.problems, key=lambda p: (p.line or 0)))
 

@@ -1,8 +1,9 @@
 """Framing for the worker channel: a 4-byte big-endian length, then UTF-8 JSON.
 
 Only JSON crosses, in both directions, and the host treats every frame from a worker as hostile:
-`parse_frame` bounds the size, rejects NaN/Infinity tokens and non-object frames, and turns any
-malformation into `ProtocolError`. A `\\udXXX` escape in JSON text decodes to a lone surrogate,
+`parse_frame` bounds the size, rejects NaN/Infinity tokens, numbers that overflow to
+infinity (`1e999`) and non-object frames, and turns any malformation into `ProtocolError`: no
+non-finite float reaches a binding's arguments or a run's result. A `\\udXXX` escape in JSON text decodes to a lone surrogate,
 which no UTF-8 text can hold: `parse_frame` escapes every such string again
 (`sandbox.jsonvalue.escape_surrogates`), so no frame ever hands one to its reader.
 """
@@ -60,6 +61,15 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
+def _finite_float(token: str) -> float:
+    """JSON has no infinity, but a literal too large for a float (`1e999`, or 400 digits and a
+    fraction) parses as one: refused like the `Infinity` token."""
+    value = float(token)
+    if value - value != 0.0:  # inf - inf is nan; nan is never equal to anything
+        raise ValueError("a number that is not finite")
+    return value
+
+
 def encode(message: dict[str, Any] | str) -> bytes:
     text = message if isinstance(message, str) else json.dumps(
         message, ensure_ascii=False, allow_nan=False, separators=(",", ":")
@@ -70,7 +80,8 @@ def encode(message: dict[str, Any] | str) -> bytes:
 
 def parse_frame(data: bytes) -> dict[str, Any]:
     try:
-        message = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        message = json.loads(data.decode("utf-8"), parse_constant=_reject_constant,
+                             parse_float=_finite_float)
     except (ValueError, RecursionError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"malformed frame: {exc}") from None
     if _SURROGATE_ESCAPE.search(data):

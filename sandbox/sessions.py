@@ -21,14 +21,18 @@ run's result carries the sentence). `close()` kills the worker for good.
 
 The host believes a session worker no more than a single-use one: every run is checked as in
 `sandbox.workers` (CPU time from /proc measured from the run's own start, the address-space
-limit in force, output and value bounds), and between runs the worker must be silent (no byte
-on the channel) and idle (no CPU time used); anything else resets the session as a crash.
+limit in force, output and value bounds). Between runs the worker is stopped: the host sends
+its process group `SIGSTOP` as soon as the `done` frame is in, and `SIGCONT` just before the
+next `run`, so a worker that escaped the Python layers cannot compute while the session is
+idle. It must also be silent (no byte on the channel) and idle (no CPU time used after its
+`done` frame); anything else resets the session with one sentence.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import threading
 import time
@@ -90,6 +94,7 @@ CAUSE_IDLE = "it was idle for more than {seconds:g} s"
 CAUSE_LIFETIME = "it reached its maximum lifetime of {seconds:g} s"
 CAUSE_RUNS = "it reached its limit of {runs} runs"
 CAUSE_BETWEEN_RUNS = "its worker process stopped between runs"
+CAUSE_COMPUTED = "its worker process computed between runs"
 CAUSE_CANCELLED = "a run was cancelled before it finished"
 CLOSED = "this session is closed"
 
@@ -191,6 +196,7 @@ class Session:
     def _between_runs(self) -> str | None:
         """Why the state cannot be trusted after its idle time, if it cannot."""
         return None
+
 
     # -- runs -------------------------------------------------------------------------------
     async def run(
@@ -354,6 +360,9 @@ class WorkerSession(Session):
         self._stat: _StatFile | None = None
         self._cpu_after: float | None = None
         self._fields: list[str] | None = None
+        #: Whether the worker was sent `SIGSTOP` after its last run (a stop cannot be blocked or
+        #: caught; until it lands, the CPU time the worker uses counts against its idleness).
+        self._paused = False
 
     @property
     def pid(self) -> int | None:
@@ -395,9 +404,10 @@ class WorkerSession(Session):
         return None
 
     def _between_runs(self) -> str | None:
-        """The worker must be silent and idle between runs: a byte on the channel, the channel
-        closed, CPU time used, or a pid that is no longer the template's child all mean it is
-        not the worker the host left."""
+        """The worker must be stopped, silent and idle between runs: a byte on the channel, the
+        channel closed, a worker that could not be sent its stop, CPU time used since its `done`
+        frame, or a pid that is no longer the template's child all mean it is not the worker
+        the host left."""
         worker = self._worker
         assert worker is not None and worker.pid is not None
         try:
@@ -409,28 +419,51 @@ class WorkerSession(Session):
         assert self._stat is not None
         self._fields = fields = self._stat.read()
         cpu = None if fields is None else _cpu_of(fields)
-        if spoke is not None or cpu is None or self._cpu_after is None or cpu - self._cpu_after > IDLE_CPU_SLACK:
+        if spoke is not None or cpu is None or self._cpu_after is None or not self._paused:
             if spoke:
                 logger.warning("a session worker wrote to its channel between runs; resetting the session")
             return CAUSE_BETWEEN_RUNS
+        if cpu - self._cpu_after > IDLE_CPU_SLACK:
+            logger.warning("a session worker used CPU time between runs; resetting the session")
+            return CAUSE_COMPUTED
         return None
+
+    def _pause(self, worker: _Worker) -> bool:
+        """Stop the worker until its next run: `SIGSTOP` to its process group. False if it
+        cannot be sent (the worker is gone)."""
+        assert worker.pid is not None
+        try:
+            os.killpg(worker.pid, signal.SIGSTOP)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     async def _run_in(self, code: str, bindings: Bindings, limits: Limits, namespace: str,
                       docs: Mapping[str, str] | None, controller: RunController | None) -> RunResult:
         code, bindings, docs = escaped_inputs(code, bindings, docs)
         worker, stream = self._worker, self._stream
         assert worker is not None and stream is not None and worker.pid is not None
-        host = _Session(stream, bindings, limits, controller, namespace=namespace, source_lines=code.count("\n") + 1)
+        host = _Session(stream, bindings, limits, controller, namespace=namespace, source_lines=code.count("\n") + 1,
+                        source=code, in_session=True)
         fields, self._fields = self._fields, None
+        self._paused = False
+        try:
+            os.killpg(worker.pid, signal.SIGCONT)
+        except (ProcessLookupError, PermissionError):
+            pass  # gone: the run finds out and reports it
         host.begin(worker.pid, worker.parent, fields)
         extra = {"base": host.size_at_start} if host.size_at_start else None
         result = await self.runtime._run(host, stream, code, bindings, limits, namespace, docs, controller, extra)
-        if host.buffer and (result.error is None or result.error.kind not in RESET_KINDS):
-            # More than one `done` frame for one `run`: the worker is not following the protocol.
-            result = RunResult(error=RunError("crashed", "the worker broke the protocol: it sent more after its result"))
+        # The CPU time at the `done` frame, then the stop: whatever the worker uses from here to
+        # the stop counts against its idleness at the next run.
         assert self._stat is not None
         after = self._stat.read()
         self._cpu_after = None if after is None else _cpu_of(after)
+        if host.buffer and (result.error is None or result.error.kind not in RESET_KINDS):
+            # More than one `done` frame for one `run`: the worker is not following the protocol.
+            result = RunResult(error=RunError("crashed", "the worker broke the protocol: it sent more after its result"))
+        if result.error is None or result.error.kind not in RESET_KINDS:
+            self._paused = self._pause(worker)
         return replace(result, jail=self._jail)  # type: ignore[arg-type]
 
     def _discard(self) -> None:

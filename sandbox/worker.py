@@ -7,8 +7,10 @@ then waits. For each spawn request it receives one end of a fresh socket pair, f
 child's pid into that socket (so the host learns the pid from trusted code, before any snippet
 runs) and closes its copy.
 
-Before anything else the template enters fresh namespaces and compiles the syscall filter
-(`sandbox.jail`), then reports which jail layers are in force in every pid frame it writes.
+Before anything else the template enters fresh namespaces (forking the init of the workers' PID
+namespace) and compiles the syscall filter (`sandbox.jail`), then reports which jail layers are
+in force in every pid frame it writes. The template stays in the host's PID namespace, so the
+pid it reports is the one the host sees in /proc and signals.
 
 A child puts itself in its own process group, closes every descriptor but its channel and
 stdio (/dev/null), lowers its static rlimits (file size 0, open files, processes, core dumps),
@@ -35,9 +37,16 @@ import sys
 import time
 from typing import Any
 
-from .control import RunStopped, stop
+from .control import RunStopped, Verdict
 from .execution import Execution, syntax_result
-from .jail import SyscallFilter, build_filter, can_chroot, drop_capabilities, enter_namespaces
+from .jail import (
+    SyscallFilter,
+    build_filter,
+    can_chroot,
+    die_with_parent,
+    drop_capabilities,
+    enter_namespaces,
+)
 from .jsonvalue import dumps
 from .limits import Limits, cpu_time_message, memory_message, wall_time_message
 from .policy import PolicyError
@@ -327,7 +336,9 @@ def _confine(directory: str, switch_uid: bool, syscall_filter: SyscallFilter | N
     before it reads the run request: no new file descriptors, no files written, no child
     processes, no core dumps; an empty root directory where the template can chroot; a uid of
     its own when started as root, so no host process can be signalled; no capabilities left;
-    and, last, the syscall filter (loading it costs ~0.1 ms, paid here rather than in the run)."""
+    death with the template (so a worker stopped between session runs cannot outlive it); and,
+    last, the syscall filter (loading it costs ~0.1 ms, paid here rather than in the run)."""
+    pid = _host_pid()
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (RUN_NOFILE, RUN_NOFILE))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
@@ -336,13 +347,24 @@ def _confine(directory: str, switch_uid: bool, syscall_filter: SyscallFilter | N
         os.chroot(directory)
         os.chdir("/")
     if switch_uid:
-        uid = UID_BASE + os.getpid()
+        uid = UID_BASE + pid
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
     drop_capabilities()
+    die_with_parent()
     if syscall_filter is not None:
         syscall_filter.load()
+
+
+def _host_pid() -> int:
+    """This process's pid as the host sees it (in a PID namespace `getpid()` is the namespace's
+    own number): /proc is the host's, so `/proc/self` names the host's pid. Read before the
+    chroot."""
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return os.getpid()
 
 
 def _address_space() -> int:
@@ -387,11 +409,16 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
     except (KeyError, TypeError, ValueError) as exc:
         return RunResult(error=RunError("crashed", f"bad run request: {exc}"))
 
+    # The host's account of this run: the timers below and every limit inside the run record
+    # into it; what a caught `RunStopped` says is never read.
+    verdict = Verdict()
+    token = verdict.install()
+
     def on_alarm(signum: int, frame: Any) -> None:
-        raise stop("timeout", wall_time_message(limits.wall_time))
+        raise verdict.stop("timeout", wall_time_message(limits.wall_time))
 
     def on_cpu(signum: int, frame: Any) -> None:
-        raise stop("timeout", cpu_time_message(limits.cpu_time))
+        raise verdict.stop("timeout", cpu_time_message(limits.cpu_time))
 
     execution: Execution | None = None
     try:
@@ -406,17 +433,20 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         signal.setitimer(signal.ITIMER_REAL, limits.wall_time, TIMER_REPEAT)
         try:
             extra = {} if session is None else {"state": session[0]}
-            execution = Execution(code, names, limits, namespace=namespace, docs=docs, **extra)
+            execution = Execution(code, names, limits, namespace=namespace, docs=docs, verdict=verdict, **extra)
         except PolicyError as exc:
             return syntax_result(exc)
         holder.append(execution)
-        return _drive(execution, channel)
+        result = _drive(execution, channel)
     except RunStopped as stopped:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        if stopped.kind == "call-limit" and execution is not None:
-            # The host believes no call-limit it did not count: show it the calls.
-            _send_calls(channel, execution.scheduler.take_outbox())
-        return execution.failure(stopped.to_error()) if execution else RunResult(error=stopped.to_error())
+        if verdict.error is not None:
+            error = verdict.error
+        elif execution is not None:  # not the host's: the snippet raised it (a subclass, a kept one)
+            error = execution.describe_exception(stopped)
+        else:
+            error = RunError("crashed", "the worker failed: RunStopped")
+        result = execution.failure(error) if execution else RunResult(error=error)
     except MemoryError:
         signal.setitimer(signal.ITIMER_REAL, 0)
         gc.collect()
@@ -428,6 +458,12 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         signal.setitimer(signal.ITIMER_REAL, 0)
         error = RunError("crashed", f"the worker failed: {type(exc).__name__}")
         return execution.failure(error) if execution else RunResult(error=error)
+    finally:
+        verdict.uninstall(token)
+    if result.error is not None and result.error.kind == "call-limit" and execution is not None:
+        # The host believes no call-limit it did not count: show it the calls.
+        _send_calls(channel, execution.scheduler.take_outbox())
+    return result
 
 
 def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]]) -> None:
@@ -471,7 +507,7 @@ def _drive_tasks(execution: Execution, channel: BlockingChannel) -> RunResult:
             continue
         deadline = sched.next_deadline()
         if not sched.waiting and deadline is None:
-            raise stop("exception", "the snippet awaits something that can never finish")
+            raise execution.verdict.stop("exception", "the snippet awaits something that can never finish")
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         frame = channel.receive(timeout)
         while frame is not None:

@@ -82,20 +82,25 @@ def test_controller_cancel_reports_cancelled(backend: str) -> None:
 
 def test_a_killed_worker_is_reported_as_crashed() -> None:
     runtime = WorkerRuntime(pool_size=1)
+    running = anyio.Event()
+
+    async def started() -> None:
+        running.set()  # the worker is in the middle of its run: it waits for this answer
 
     async def killer() -> None:
-        await anyio.sleep(0.3)
+        await running.wait()
         for pid in runtime.worker_pids():
             os.kill(pid, signal.SIGKILL)
 
     async def main() -> sandbox.RunResult:
         async with anyio.create_task_group() as tg:
             tg.start_soon(killer)
-            return await runtime.run("import asyncio\nprint('x')\nawait asyncio.sleep(5)", bindings={}, limits=Limits())
+            return await runtime.run("import asyncio\nprint('x')\nawait tools.started()\nawait asyncio.sleep(20)",
+                                     bindings={"started": started}, limits=Limits())
 
     try:
         result = anyio.run(main)
-        assert result.error is not None and result.error.kind == "crashed"
+        assert result.error is not None and result.error.kind == "crashed", result
         assert "worker process died" in result.error.message
         after = anyio.run(lambda: runtime.run("return 2", bindings={}, limits=Limits()))
         assert after.value == 2

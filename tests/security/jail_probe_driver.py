@@ -1,6 +1,7 @@
 """Started by `jailprobe.UnprivilegedProbe` as an unprivileged user: the host that is not root.
 
-Reads {"code": ...} lines, runs each as a probe in a jailed worker, writes one JSON line per run.
+Reads {"code": ...} lines, runs each as a probe in a jailed worker, writes one JSON line per run;
+{"session": [first, second, idle]} runs two probes in one session (`jailprobe.probe_session`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repository root
 sys.path.insert(0, HERE)
 
-from jailprobe import LIMITS, probe_runtime  # noqa: E402
-
-import sandbox  # noqa: E402
+from jailprobe import probe_once, probe_runtime, probe_session  # noqa: E402
 
 
 def main() -> None:
@@ -25,14 +24,12 @@ def main() -> None:
     status = runtime.jail_status()
     print(json.dumps({"uid": os.getuid(), "pid": os.getpid(), "jail": status.to_json()}), flush=True)
     for line in sys.stdin:
-        code = json.loads(line)["code"]
-
-        async def go(code: str = code) -> sandbox.RunResult:
-            return await runtime.run(code, bindings={}, limits=LIMITS)
-
-        result = anyio.run(go)
-        print(json.dumps({"value": result.value, "error": None if result.ok else str(result.error),
-                          "jail": result.jail}), flush=True)
+        request = json.loads(line)
+        if "session" in request:
+            answer = anyio.run(probe_session, runtime, *request["session"])
+        else:
+            answer = anyio.run(probe_once, runtime, request["code"])
+        print(json.dumps(answer), flush=True)
     runtime.close()
 
 

@@ -30,6 +30,60 @@ def probe_runtime(**kwargs: Any) -> sandbox.WorkerRuntime:
     return sandbox.WorkerRuntime(pool_size=1, _template_prelude=PRELUDE, **kwargs)
 
 
+class Recorder:
+    """The probe's one binding, `record`: it keeps the repr of every argument it receives, so a
+    test can tell what (if anything) reached host code."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def record(self, *args: Any, **kwargs: Any) -> str:
+        self.calls.append(repr((args, kwargs)))
+        return "recorded"
+
+
+async def probe_once(runtime: sandbox.WorkerRuntime, code: str) -> dict[str, Any]:
+    recorder = Recorder()
+    result = await runtime.run(code, bindings={"record": recorder.record}, limits=LIMITS)
+    return {"value": result.value, "error": None if result.ok else str(result.error),
+            "jail": result.jail, "calls": recorder.calls}
+
+
+def _cpu_and_state(pid: int) -> tuple[float, str]:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), fields[0]
+
+
+async def probe_session(runtime: sandbox.WorkerRuntime, first: str, second: str, idle: float) -> dict[str, Any]:
+    """Two runs of one session with `idle` seconds between them; the worker's CPU time over the
+    idle time (read from /proc by this host) and its state meanwhile."""
+    import anyio
+
+    session = sandbox.open_session(runtime)
+    try:
+        one = await session.run(first, limits=LIMITS)
+        pid = session.pid  # type: ignore[attr-defined]
+        assert pid is not None, one
+        for _ in range(1000):  # until the stop sent after the run has landed (up to 10 s)
+            cpu_before, state = _cpu_and_state(pid)
+            if state == "T":
+                break
+            await anyio.sleep(0.01)
+        await anyio.sleep(idle)
+        cpu_after, _ = _cpu_and_state(pid)
+        two = await session.run(second, limits=LIMITS)
+        return {
+            "first": {"value": one.value, "error": None if one.ok else str(one.error)},
+            "second": {"value": two.value, "error": None if two.ok else str(two.error), "reset": two.reset,
+                       "same_worker": session.pid == pid},  # type: ignore[attr-defined]
+            "idle_cpu": cpu_after - cpu_before,
+            "idle_state": state,
+        }
+    finally:
+        session.close()
+
+
 class RootProbe:
     """Probe runs from this (root) process."""
 
@@ -42,12 +96,12 @@ class RootProbe:
     def run(self, code: str) -> dict[str, Any]:
         import anyio
 
-        async def go() -> sandbox.RunResult:
-            return await self.runtime.run(code, bindings={}, limits=LIMITS)
+        return anyio.run(probe_once, self.runtime, code)
 
-        result = anyio.run(go)
-        return {"value": result.value, "error": None if result.ok else str(result.error),
-                "jail": result.jail}
+    def session(self, first: str, second: str, idle: float) -> dict[str, Any]:
+        import anyio
+
+        return anyio.run(probe_session, self.runtime, first, second, idle)
 
     def close(self) -> None:
         self.runtime.close()
@@ -112,8 +166,14 @@ class UnprivilegedProbe:
         self.status = sandbox.JailStatus.from_json(hello["jail"])
 
     def run(self, code: str) -> dict[str, Any]:
+        return self._ask({"code": code})
+
+    def session(self, first: str, second: str, idle: float) -> dict[str, Any]:
+        return self._ask({"session": [first, second, idle]})
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(json.dumps({"code": code}) + "\n")
+        self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:

@@ -270,3 +270,27 @@ def test_codemode_run_of_a_failing_snippet_with_surrogates(backend: str, tmp_pat
     assert (code, out) == (1, "a\\udc80\n")
     assert err.startswith("<stdin>: Error: code run failed (exception): ValueError: b\\ud800\n")
     err.encode("utf-8")
+
+
+# -- syntax is what the host's own compile says ------------------------------------------------
+
+SYNTAX_ERRORS = [
+    pytest.param("x = = 1", id="parse"),
+    pytest.param("x = 1\nexec('1')", id="policy"),
+    pytest.param("def f():\n    return 1\nyield 2", id="stray-yield"),
+    pytest.param("x" * 200_000, id="too-big"),
+]
+
+
+@pytest.mark.parametrize("code", SYNTAX_ERRORS)
+async def test_a_syntax_error_reads_the_same_on_every_backend_and_in_a_session(code: str) -> None:
+    # The worker's `syntax` is believed only when the host's own compile refuses the snippet,
+    # with the host's text: the three ways to run it agree word for word.
+    inprocess = await run(code, "inprocess")
+    worker = await run(code, "worker")
+    async with sandbox.open_session("worker") as session:
+        in_session = await session.run(code)
+        after = await session.run("return 1")
+    assert inprocess.error is not None and inprocess.error.kind == "syntax", inprocess
+    assert worker.error == inprocess.error and in_session.error == inprocess.error, (worker, in_session)
+    assert in_session.reset is None and after.ok  # a syntax error keeps the session

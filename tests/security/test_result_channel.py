@@ -1,10 +1,17 @@
-"""The host trusts nothing a worker says: a scripted hostile worker writes forged frames of the
-right shape to a real host `_Session` over a socket pair.
+"""The result channel: the host decides why a run ended, and believes neither the snippet nor
+the worker about it.
+
+Two attackers. A scripted hostile worker writes forged frames of the right shape to a real host
+`_Session` over a socket pair: a worker that lies ends as `crashed` with the host's own message
+and none of its output, output past `max_output` is cut by the host, which writes the truncation
+marker itself, and `syntax` stands only when the host's own compile refuses the snippet. A
+snippet with the Python layers broken ("god mode": the real `object.__setattr__` and the
+`RunStopped` class handed to it by a test-only builtin) catches the run's stop and rewrites,
+re-raises, subclasses or swallows it, on both backends and in sessions: the verdict is the
+host's, with the host's text.
 
 Each case asserts what the run reports (kind and exact message) and that the forged content is
-absent from the result. A worker that lies ends as `crashed` with the host's own message and
-none of its output; output past `max_output` is cut by the host, which writes the truncation
-marker itself.
+absent from the result.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import pytest
 import sandbox
 from sandbox.limits import Limits, wall_time_message
 from sandbox.output import TRUNCATION_MARKER, flood_message
+from sandbox.policy import TOO_DEEP_TO_CHECK
 from sandbox.protocol import encode
 from sandbox.result import MAX_ERROR_MESSAGE
 from sandbox.scheduler import call_limit_message
@@ -53,8 +61,9 @@ class FakeWorker:
     """Drives a real `_Session` with scripted frames; `calls` records what the binding ran."""
 
     def __init__(self, limits: Limits | None = None, *, controller: sandbox.RunController | None = None,
-                 pid: int | None = None) -> None:
+                 pid: int | None = None, source: str | None = None) -> None:
         self.limits = limits or Limits(wall_time=5, cpu_time=5)
+        self.source = source
         self.controller = controller
         self.pid = pid
         self.calls: list[dict[str, Any]] = []
@@ -67,7 +76,7 @@ class FakeWorker:
         host_end, worker_end = socket.socketpair()
         stream = _HostChannel(host_end)
         session = _Session(stream, {"record": self.record}, self.limits, self.controller,
-                           source_lines=10)
+                           source_lines=10, source=self.source)
         if self.pid is not None:
             session.begin(self.pid, os.getppid())
         try:
@@ -97,9 +106,9 @@ def assert_absent(result: sandbox.RunResult, *tokens: str) -> None:
 
 # -- error kinds ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["timeout", "memory", "cancelled", "call-limit", "output-limit"])
+@pytest.mark.parametrize("kind", ["timeout", "memory", "cancelled", "call-limit", "output-limit", "syntax"])
 async def test_a_kind_the_host_did_not_see_ends_as_crashed(kind: str) -> None:
-    result = await FakeWorker().serve([done(logs=[FORGED], error=(kind, FORGED))])
+    result = await FakeWorker(source="return 1").serve([done(logs=[FORGED], error=(kind, FORGED))])
     assert result == sandbox.RunResult(error=sandbox.RunError("crashed", lie(kind)))
     assert_absent(result, FORGED)
 
@@ -300,3 +309,225 @@ async def test_lone_surrogate_escapes_in_frames_are_escaped_again() -> None:
     assert result == sandbox.RunResult(value="v\\udc80", logs=["p\\ud800"])
     assert worker.calls == [{"k\\udfff": "\\udc80"}]
     json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # encodes: no surrogate left
+
+
+# -- non-finite numbers ------------------------------------------------------------------------
+
+def raw_frame(text: str) -> bytes:
+    data = text.encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+OVERFLOWING = ["1e999", "-1e999", "1" * 400 + ".0", "1E+400"]
+
+
+@pytest.mark.parametrize("number", OVERFLOWING, ids=["1e999", "minus", "400-digits", "upper-e"])
+async def test_an_overflowing_number_in_call_arguments_never_reaches_the_binding(number: str) -> None:
+    worker = FakeWorker()
+    frame = raw_frame('{"op":"call","id":1,"name":"record","a":[[],{"x":' + number + ',"tag":"' + FORGED + '"}],"last":true}')
+    result = await worker.serve([frame])
+    assert result == sandbox.RunResult(error=sandbox.RunError(
+        "crashed", "the worker broke the protocol: malformed frame: a number that is not finite"))
+    assert worker.calls == []  # no inf reached the binding
+    assert_absent(result, FORGED)
+
+
+@pytest.mark.parametrize("number", OVERFLOWING, ids=["1e999", "minus", "400-digits", "upper-e"])
+async def test_an_overflowing_number_in_a_result_is_refused(number: str) -> None:
+    frame = raw_frame('{"op":"done","result":{"value":[' + number + ',"' + FORGED + '"],"logs":[],"error":null}}')
+    result = await FakeWorker().serve([frame])
+    assert result == sandbox.RunResult(error=sandbox.RunError(
+        "crashed", "the worker broke the protocol: malformed frame: a number that is not finite"))
+    assert_absent(result, FORGED)
+
+
+async def test_finite_numbers_still_cross() -> None:
+    worker = FakeWorker()
+    call_frame = raw_frame('{"op":"call","id":1,"name":"record","a":[[],{"x":1.5e300,"y":-0.0}],"last":true}')
+    result = await worker.serve([call_frame, raw_frame('{"op":"done","result":{"value":1e-320,"logs":[],"error":null}}')])
+    assert result == sandbox.RunResult(value=1e-320)
+    assert worker.calls == [{"x": 1.5e300, "y": -0.0}]
+
+
+# -- syntax is the host's own compile ------------------------------------------------------------
+
+async def test_syntax_the_host_sees_gets_the_hosts_message() -> None:
+    result = await FakeWorker(source="x = = 1").serve([done(error=("syntax", FORGED))])
+    assert result.error is not None and result.error.kind == "syntax"
+    assert result.error.message.startswith("line 1: invalid syntax")
+    assert_absent(result, FORGED)
+
+
+async def test_a_refusal_by_the_policy_is_the_hosts_text() -> None:
+    result = await FakeWorker(source="x = 1\nexec('1')").serve([done(error=("syntax", FORGED))])
+    assert result.error == sandbox.RunError("syntax", "line 2: exec() is not available")
+    assert_absent(result, FORGED)
+
+
+async def test_the_workers_too_deep_sentence_stands_for_a_snippet_the_host_takes() -> None:
+    # A worker's recursion budget is lower than the host's: its own host-written sentence stands.
+    result = await FakeWorker(source="return 1").serve([done(error=("syntax", TOO_DEEP_TO_CHECK))])
+    assert result.error == sandbox.RunError("syntax", TOO_DEEP_TO_CHECK)
+
+
+async def test_syntax_without_the_source_is_a_lie() -> None:
+    result = await FakeWorker().serve([done(error=("syntax", FORGED))])
+    assert result.error == sandbox.RunError("crashed", lie("syntax"))
+
+
+# -- the stop exception is the host's ---------------------------------------------------------
+
+#: A test-only seam standing in for a broken Python layer: every run's builtins get the real
+#: `object.__setattr__`, the `RunStopped` class and a way to make one. Run in the worker template (its prelude) and,
+#: for the in-process backend, patched into this process.
+GOD_MODE = (
+    "import sandbox.execution as _e\n"
+    "from sandbox.control import RunStopped as _Stop\n"
+    "_build = _e.build_builtins\n"
+    "def _god(*a, extra=None, **k):\n"
+    "    return _build(*a, extra={**(extra or {}), 'real_setattr': object.__setattr__, 'Stop': _Stop,\n"
+    "        'make_stop': lambda text: _Stop.__new__(_Stop, text)}, **k)\n"
+    "_e.build_builtins = _god\n"
+)
+RAN = "RAN-ON-HOST"
+TIMEOUT = wall_time_message(1)
+#: Lying text: a `str` subclass whose methods print (a host that used them would show RAN).
+LYING = f"""
+class Lying(str):
+    def __len__(self):
+        print({RAN!r})
+        return 0
+    def __str__(self):
+        print({RAN!r})
+        return {FORGED!r}
+    def __format__(self, spec):
+        print({RAN!r})
+        return {FORGED!r}
+    def encode(self, *a, **k):
+        print({RAN!r})
+        return b''
+"""
+CATCH = """
+import time
+print('before')
+try:
+    time.sleep(100)
+except BaseException as e:
+    caught = e
+"""
+
+
+@pytest.fixture(params=["worker", "inprocess"])
+def god_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    if request.param == "worker":
+        runtime = sandbox.WorkerRuntime(pool_size=0, _template_prelude=GOD_MODE)
+        yield runtime
+        runtime.close()
+    else:
+        import sandbox.execution as execution
+        from sandbox.control import RunStopped
+
+        build = execution.build_builtins
+
+        def god(*args: Any, extra: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+            return build(*args, extra={**(extra or {}), "real_setattr": object.__setattr__, "Stop": RunStopped,
+                                           "make_stop": lambda text: RunStopped.__new__(RunStopped, text)},
+                         **kwargs)
+
+        monkeypatch.setattr(execution, "build_builtins", god)
+        yield "inprocess"
+
+
+async def god_run(backend: Any, code: str) -> sandbox.RunResult:
+    return await sandbox.run(code, backend=backend, limits=Limits(wall_time=1, cpu_time=5))
+
+
+def assert_timeout(result: sandbox.RunResult) -> None:
+    assert result.error == sandbox.RunError("timeout", TIMEOUT), result
+    assert result.logs[:1] == ["before"], result.logs
+    assert_absent(result, FORGED, RAN)
+    json.dumps(result.to_json())  # the host's output never fails on it
+
+
+REWRITES = {
+    "kind-and-message": "real_setattr(caught, 'kind', 'exception')\nreal_setattr(caught, 'message', FORGED)",
+    "set-message": "real_setattr(caught, 'kind', 'cancelled')\nreal_setattr(caught, 'message', {FORGED})",
+    "str-subclass-message": "real_setattr(caught, 'kind', 'syntax')\nreal_setattr(caught, 'message', Lying(FORGED))",
+    "args": "real_setattr(caught, 'args', (Lying(FORGED),))",
+    "to_error": "real_setattr(caught, 'to_error', lambda: FORGED)",
+}
+
+
+@pytest.mark.parametrize("rewrite", list(REWRITES.values()), ids=list(REWRITES))
+async def test_a_rewritten_stop_keeps_the_hosts_verdict(god_backend: Any, rewrite: str) -> None:
+    code = LYING + CATCH + f"FORGED = {FORGED!r}\n" + rewrite + "\nraise caught"
+    assert_timeout(await god_run(god_backend, code))
+
+
+ENDINGS = {
+    "re-raised-bare": CATCH.replace("    caught = e", "    raise"),
+    "re-raised-by-name": CATCH + "raise caught",
+    "another-exception": CATCH + f"raise ValueError({FORGED!r})",
+    "returned-a-value": CATCH + f"return {FORGED!r}",
+    "lying-exception": LYING + CATCH + f"class E(Exception):\n    def __str__(self):\n        return Lying({FORGED!r})\nraise E()",
+}
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS.values()), ids=list(ENDINGS))
+async def test_whatever_follows_a_caught_stop_the_verdict_stands(god_backend: Any, ending: str) -> None:
+    assert_timeout(await god_run(god_backend, ending))
+
+
+async def test_a_subclass_of_the_stop_is_the_snippets_exception(god_backend: Any) -> None:
+    code = (
+        "print('before')\n"
+        "class Fake(Stop):\n"
+        "    def __init__(self, *args):\n"
+        "        pass\n"
+        "    kind = 'cancelled'\n"
+        "    message = 'the run was cancelled: by the host'\n"
+        "    def to_error(self):\n"
+        "        return None\n"
+        "raise Fake()"
+    )
+    result = await god_run(god_backend, code)
+    assert result.error is not None and result.error.kind == "exception", result
+    assert result.error.message.splitlines()[0] == "Fake"
+    assert "by the host" not in result.error.message.splitlines()[0]
+
+
+async def test_a_stop_made_by_the_snippet_is_its_own_exception(god_backend: Any) -> None:
+    code = f"print('before')\nraise make_stop({FORGED!r})"
+    result = await god_run(god_backend, code)
+    assert result.error is not None and result.error.kind == "exception", result
+    assert result.error.message.splitlines()[0] == f"RunStopped: {FORGED}"  # its own text, its own kind
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_an_exception_text_that_lies_is_copied_as_plain_text(backend: str) -> None:
+    code = LYING + f"class E(Exception):\n    def __str__(self):\n        return Lying({FORGED!r} + ' text')\nraise E()"
+    result = await sandbox.run(code, backend=backend)  # type: ignore[arg-type]
+    assert result.error is not None and result.error.kind == "exception", result
+    assert result.error.message.splitlines()[0] == f"E: {FORGED} text"
+    assert type(result.error.message) is str
+    assert_absent(result, RAN)
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_an_exception_text_that_is_not_text_is_not_shown(backend: str) -> None:
+    code = "class E(Exception):\n    def __str__(self):\n        return {'a', 'b'}\nraise E()"
+    result = await sandbox.run(code, backend=backend)  # type: ignore[arg-type]
+    assert result.error is not None and result.error.kind == "exception", result
+    assert result.error.message.splitlines()[0] == "E: <exception message could not be shown>"
+    json.dumps(result.to_json())
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_a_stop_kept_in_a_session_does_not_outlive_its_run(backend: str) -> None:
+    async with sandbox.open_session(backend) as session:  # type: ignore[arg-type]
+        first = await session.run(CATCH + "return 1", limits=Limits(wall_time=1, cpu_time=5))
+        assert first.error == sandbox.RunError("timeout", TIMEOUT), first
+        assert first.reset is not None  # the stop reset the session: nothing kept it
+        second = await session.run("raise caught")
+        assert second.error is not None and second.error.kind == "exception", second
+        assert second.error.message.startswith("NameError: name 'caught' is not defined")

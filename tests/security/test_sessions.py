@@ -4,6 +4,7 @@ host's checks hold for the whole life of a session worker."""
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from jailprobe import probe_runtime
 
 import sandbox
-from sandbox.sessions import CAUSE_BETWEEN_RUNS, WorkerSession, reset_sentence
+from sandbox.sessions import CAUSE_BETWEEN_RUNS, CAUSE_COMPUTED, WorkerSession, reset_sentence
 
 pytestmark = pytest.mark.anyio
 
@@ -197,8 +198,25 @@ result = {
 """
 
 
+def cpu_and_state(pid: int) -> tuple[float, str]:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), fields[0]
+
+
+async def once_stopped(pid: int) -> tuple[float, str]:
+    """The CPU time and state of a session worker once the stop sent after its run has landed
+    (the kernel takes a moment on a loaded machine; waited for up to 10 s, never timed)."""
+    for _ in range(1000):
+        cpu, state = cpu_and_state(pid)
+        if state == "T":
+            break
+        await anyio.sleep(0.01)
+    return cpu, state
+
+
 @pytest.mark.parametrize("attack", [SPEAK_BETWEEN_RUNS, SPIN_BETWEEN_RUNS], ids=["speaks", "computes"])
-async def test_a_worker_that_is_not_idle_between_runs_is_reset(attack: str) -> None:
+async def test_a_worker_that_would_act_between_runs_is_stopped_meanwhile(attack: str) -> None:
     runtime = probe_runtime()
     s = sandbox.open_session(runtime)
     assert isinstance(s, WorkerSession)
@@ -206,9 +224,47 @@ async def test_a_worker_that_is_not_idle_between_runs_is_reset(attack: str) -> N
         armed = await s.run(attack, limits=FAST)
         assert armed.ok and armed.value == "armed", armed
         first = s.pid
+        assert first is not None and s._worker is not None
+        cpu, state = await once_stopped(first)
+        await anyio.sleep(1.0)  # the attack would happen now, while the session is idle
+        assert state == "T" and cpu_and_state(first) == (cpu, "T")  # stopped: no CPU, no byte
+        with pytest.raises(BlockingIOError):
+            s._worker.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        nxt = await s.run(JAIL_PROBE, limits=FAST)
+        if attack is SPEAK_BETWEEN_RUNS:
+            # Resumed, it speaks first: its frame is read as this run's result and refused.
+            assert nxt.error is not None and nxt.error.kind == "crashed", nxt
+            assert nxt.error.message.startswith("the worker broke the protocol")
+            assert nxt.reset == reset_sentence("the run's worker process failed") and s.pid is None
+            third = await s.run(JAIL_PROBE, limits=FAST)
+            assert third.ok and s.pid not in (None, first), third  # a fresh worker
+        else:
+            # Resumed, it burns its CPU inside the next run, which that run's limits bound.
+            assert nxt.ok and s.pid == first, nxt
+    finally:
+        s.close()
+        runtime.close()
+
+
+@pytest.mark.parametrize(("attack", "cause"), [(SPEAK_BETWEEN_RUNS, CAUSE_BETWEEN_RUNS), (SPIN_BETWEEN_RUNS, CAUSE_COMPUTED)],
+                         ids=["speaks", "computes"])
+async def test_a_worker_not_idle_between_runs_is_reset(attack: str, cause: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layer under the stop: were the worker not stopped, a byte on its channel or CPU time
+    used since its result resets the session with one sentence, and a fresh worker runs."""
+
+    def no_stop(self: WorkerSession, worker: object) -> bool:
+        return True  # "sent", but never sent
+
+    monkeypatch.setattr(WorkerSession, "_pause", no_stop)
+    runtime = probe_runtime()
+    s = sandbox.open_session(runtime)
+    try:
+        armed = await s.run(attack, limits=FAST)
+        assert armed.ok and armed.value == "armed", armed
+        first = s.pid
         await anyio.sleep(1.0)  # the attack happens while the session is idle
         nxt = await s.run(JAIL_PROBE, limits=FAST)
-        assert nxt.reset == reset_sentence(CAUSE_BETWEEN_RUNS), nxt
+        assert nxt.reset == reset_sentence(cause), nxt
         assert nxt.ok and s.pid != first  # a fresh worker ran it; the fake frame was never read
         assert nxt.value["pid"] != first
     finally:
@@ -251,6 +307,30 @@ async def test_a_worker_that_sends_more_than_its_result_is_reset() -> None:
         assert first.error.message == "the worker broke the protocol: it sent more after its result"
         assert first.value is None and first.reset == reset_sentence("the run's worker process failed")
         assert s.pid is None
+    finally:
+        s.close()
+        runtime.close()
+
+
+@pytest.mark.parametrize("layers", [frozenset(), frozenset({"pid-namespace"})], ids=["pid-namespace", "without-it"])
+async def test_a_stopped_session_worker_dies_with_its_template(layers: frozenset[str]) -> None:
+    """A session worker stopped between runs never sees its channel close; it still cannot
+    outlive the template: the PID namespace's init dies with the template and takes every
+    worker with it, and without the namespace each worker has the template's death signal. The
+    worker here has escaped and ignores the SIGHUP an orphaned, stopped process group gets."""
+    import signal
+
+    runtime = probe_runtime(_disabled_layers=layers)
+    s = sandbox.open_session(runtime)
+    try:
+        armed = await s.run("import signal\nsignal.signal(signal.SIGHUP, signal.SIG_IGN)\nresult = 1", limits=FAST)
+        assert armed.ok, armed
+        pid = s.pid
+        assert pid is not None and runtime._template is not None
+        assert ("pid-namespace" in runtime.jail_status().active) == (not layers)
+        await once_stopped(pid)
+        os.kill(runtime._template.process.pid, signal.SIGKILL)  # the template alone, not its group
+        assert procfs.gone(pid), Path(f"/proc/{pid}/stat").read_text()
     finally:
         s.close()
         runtime.close()

@@ -11,6 +11,7 @@ import procfs
 import pytest
 
 import sandbox
+from sandbox.sessions import CAUSE_COMPUTED, reset_sentence
 
 pytestmark = pytest.mark.anyio
 
@@ -46,6 +47,7 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
             seen["template_environ"] = Path(f"/proc/{runtime._template.process.pid}/environ").read_bytes()
             seen["status"] = procfs.status(pid)
             seen["netns"] = os.readlink(f"/proc/{pid}/ns/net")
+            seen["pidns"] = os.readlink(f"/proc/{pid}/ns/pid")
 
         result = None
         async with anyio.create_task_group() as tg:
@@ -72,6 +74,10 @@ async def test_running_worker_environment_descriptors_and_rlimits(secret):
     assert status["Seccomp"].strip() == "2" and status["NoNewPrivs"].strip() == "1", status
     assert all(int(status[c], 16) == 0 for c in ("CapInh", "CapPrm", "CapEff", "CapAmb")), status
     assert seen["netns"] != os.readlink("/proc/self/ns/net")  # a network namespace of its own
+    # A PID namespace of its own: its pid there is not its pid here, and no host pid is in it.
+    assert seen["pidns"] != os.readlink("/proc/self/ns/pid")
+    host_pid, own_pid = (int(p) for p in status["NSpid"].split())
+    assert host_pid == seen["pid"] and own_pid != host_pid
     lim = seen["limits"]
     assert lim["Max file size"] == ("0", "0")
     # stdio and the channel are descriptors 0-3: no new descriptor (file, socket) can be made.
@@ -152,7 +158,7 @@ def arena(probe):
 def test_jail_reports_every_layer(probe):
     status = probe.status
     assert status.full
-    assert {"seccomp", "network-namespace", "chroot", "rlimits"} <= set(status.active), status
+    assert {"seccomp", "network-namespace", "pid-namespace", "chroot", "rlimits"} <= set(status.active), status
     if probe.user == "root":
         assert "uid" in status.active
     else:
@@ -501,3 +507,103 @@ return out
                             ["1", "2"], '{"a": 1}', "boom"]
     bomb = await sb.run("return 'y' * (10**9)")
     assert bomb.error is not None and bomb.error.kind == "memory", bomb
+
+
+# -- the jail's leaks of pids, numbers and idle CPU -----------------------------------------------
+
+CLOCKS = """
+import time
+pid = {pid}
+def cpu_clock(p, thread=False):  # the kernel's MAKE_PROCESS_CPUCLOCK / MAKE_THREAD_CPUCLOCK (SCHED)
+    return (~p << 3) | 2 | (4 if thread else 0)
+own = os.getpid()
+def getcpuclockid(p):  # glibc's, which asks clock_getres about the id it makes
+    clock = ctypes.c_int()
+    err = ctypes.CDLL(None).clock_getcpuclockid(p, ctypes.byref(clock))
+    if err:
+        raise OSError(err, os.strerror(err))
+    return clock.value
+result = {{
+    "getcpuclockid": attempt(getcpuclockid, pid),
+    "gettime": attempt(syscall, "clock_gettime", cpu_clock(pid), buf(16)),
+    "getres": attempt(syscall, "clock_getres", cpu_clock(pid), buf(16)),
+    "nanosleep": attempt(syscall, "clock_nanosleep", cpu_clock(pid), 0, buf(16), 0),
+    "thread-clock": attempt(syscall, "clock_gettime", cpu_clock(pid, True), buf(16)),
+    "prof-clock": attempt(syscall, "clock_gettime", (~pid << 3) | 0, buf(16)),
+    "high-bits": attempt(syscall, "clock_gettime", (1 << 32) | (cpu_clock(pid) & 0xFFFFFFFF), buf(16)),
+    "namespace-init": attempt(syscall, "clock_gettime", cpu_clock(1), buf(16)),
+    "itself-by-pid": attempt(syscall, "clock_gettime", cpu_clock(own), buf(16)),
+}}
+names = ("CLOCK_REALTIME", "CLOCK_MONOTONIC", "CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID",
+         "CLOCK_MONOTONIC_RAW", "CLOCK_BOOTTIME")
+result["static"] = [attempt(syscall, "clock_gettime", getattr(time, n), buf(16)) for n in names]
+result["resolution"] = attempt(syscall, "clock_getres", time.CLOCK_MONOTONIC, buf(16))
+result["sleep"] = attempt(time.sleep, 0.001)
+result["own-cpu"] = time.process_time() > 0 and time.thread_time() > 0
+result["pid"] = own
+"""
+
+
+def test_no_clock_of_another_process_is_read(probe, target):
+    """A negative clock id names another process's CPU clock by pid (which would list the host's
+    live pids and their CPU time): only the static clock ids are allowed, and in the PID
+    namespace the worker cannot even name a host pid."""
+    report = run_probe(probe, CLOCKS.format(pid=target.pid))
+    assert report.pop("static") == [{"ok": "0"}] * 6  # its own clocks still work
+    assert report.pop("resolution") == {"ok": "0"}
+    assert report.pop("sleep") == {"ok": "None"} and report.pop("own-cpu") is True
+    pid = report.pop("pid")
+    assert report == dict.fromkeys(report, EPERM) and len(report) == 9, report
+    assert "pid-namespace" in probe.status.active
+    assert pid != target.pid and 1 < pid < 10_000, pid  # a pid of the namespace's own numbering
+
+
+FORGED_FRAME = """
+frame = b'{{"op":"{op}","id":1,"name":"record","a":[[],{{"x":{number}}}],"last":true}}'
+if "{op}" == "done":
+    frame = b'{{"op":"done","result":{{"value":[{number}],"logs":[],"error":null}}}}'
+os.write(3, len(frame).to_bytes(4, "big") + frame)
+result = "sent"
+"""
+NOT_FINITE = "crashed: the worker broke the protocol: malformed frame: a number that is not finite"
+
+
+@pytest.mark.parametrize("op", ["call", "done"])
+def test_no_overflowing_number_reaches_a_binding_or_a_result(probe, op):
+    out = probe.run(FORGED_FRAME.format(op=op, number="1e999"))
+    assert out["error"] == NOT_FINITE and out["value"] is None, out
+    assert out["calls"] == []  # no inf reached the binding
+    control = probe.run(FORGED_FRAME.format(op=op, number="1.5"))  # the same frame, finite
+    assert control["error"] is None, control
+    if op == "call":
+        assert control["calls"] == ["((), {'x': 1.5})"] and control["value"] == "sent", control
+    else:
+        assert control["value"] == [1.5] and control["calls"] == [], control
+
+
+COMPUTE_AFTER_DONE = """
+import time, sandbox.protocol as protocol
+original = protocol.BlockingChannel.receive
+def receive(self, timeout=None):
+    protocol.BlockingChannel.receive = original
+    end = time.process_time() + 1.5  # CPU seconds, burnt as soon as the result is sent
+    while time.process_time() < end:
+        pass
+    return original(self, timeout)
+protocol.BlockingChannel.receive = receive
+result = "armed"
+"""
+
+
+def test_a_session_worker_computes_nothing_between_runs(probe):
+    """An escaped session worker that sets out to compute once it has sent its result is
+    stopped between runs: this host reads no CPU time used while the session is idle."""
+    out = probe.session(COMPUTE_AFTER_DONE, "result = 'second'", 1.0)
+    assert out["first"] == {"value": "armed", "error": None}, out
+    assert out["idle_state"] == "T", out  # stopped (SIGSTOP) while idle
+    assert out["idle_cpu"] <= 0.02, out  # /proc counts in 10 ms ticks
+    second = out["second"]
+    # Resumed for the next run (its burn then counts against that run), or reset if the
+    # moment before the stop already looked like computing; either way the run works.
+    assert second["error"] is None and second["value"] == "second", out
+    assert second["reset"] in (None, reset_sentence(CAUSE_COMPUTED)), out
