@@ -3,13 +3,16 @@
     codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
                        [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N] [--event-log FILE.jsonl]
                        [--sdk full|compact|auto] [--sessions [--session-idle S]]
+                       [--max-sessions N] [--session-memory-budget MIB] [--stateless] [--json-response]
+                       [--drain-timeout S] [--allowed-host HOST]...
                        [--backend worker|inprocess] [--timeout S] [--memory MIB] [--max-tool-calls N]
 
 ``python -m codemode.mcp serve ...`` runs the same command (``main`` here) for clients that cannot
 find the ``codemode`` script. Without ``--http`` the server speaks stdio (what MCP clients
 launch); ``--http`` binds streamable HTTP at ``http://HOST:PORT/mcp``, loopback unless a host is
 given. The MCP SDK loads only when a command uses an MCP option: building the parser never
-imports it.
+imports it. Over HTTP, SIGTERM or SIGINT drains the server (runs in flight finish within
+``--drain-timeout``) and it exits 0; ``docs/deploy.md`` shows replicas behind a load balancer.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TextIO, TypeVar
 
 import anyio
@@ -25,7 +29,15 @@ import sandbox
 
 from ..code_mode.agent import CodeMode
 from ..mcp.config import DEFAULT_UPSTREAM_LIMITS, McpConfigError, UpstreamLimits
-from ..mcp.options import DEFAULT_MAX_CONCURRENT, is_loopback, parse_http, server_event_log
+from ..mcp.options import (
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_SERVE_LIMITS,
+    MIB,
+    ServeLimits,
+    is_loopback,
+    parse_http,
+    server_event_log,
+)
 from ..registry.errors import CodemodeError
 from ..registry.registry import Registry
 from ..workspace import register_workspace
@@ -60,6 +72,14 @@ NOT_LOOPBACK = (
     "has no authentication, so anyone who can reach it can run code with your tools\n"
 )
 MAX_CONCURRENT_RANGE = (1, 1_000)
+MAX_SESSIONS_RANGE = (1, 10_000)
+SESSION_BUDGET_RANGE_MIB = (16, 16 * 1024 * 1024)
+DRAIN_TIMEOUT_RANGE = (0, 86_400)
+STATELESS_SESSIONS = (
+    "--sessions and --stateless exclude each other: a stateless server keeps nothing between "
+    "calls (sessions need a load balancer with affinity; see docs/deploy.md)"
+)
+HTTP_ONLY = "{flag} applies to --http only"
 
 
 def upstream_limits(timeout: float | None) -> UpstreamLimits:
@@ -143,6 +163,24 @@ def add_mcp_parser(
                             "per session, ended with the MCP session or after --session-idle seconds)")
     serve.add_argument("--session-idle", type=float, metavar="S",
                        help="with --sessions: end a session after this many idle seconds (default 600)")
+    serve.add_argument("--max-sessions", type=number_option(int, *MAX_SESSIONS_RANGE), metavar="N",
+                       help=f"with --sessions: sessions alive at once; past it the least recently used idle one "
+                            f"is closed (default {DEFAULT_SERVE_LIMITS.max_sessions})")
+    serve.add_argument("--session-memory-budget", type=number_option(int, *SESSION_BUDGET_RANGE_MIB, "MiB"),
+                       metavar="MIB",
+                       help="with --sessions: memory all session workers may reserve together, each its "
+                            f"session limit (default {DEFAULT_SERVE_LIMITS.session_memory_budget // MIB})")
+    serve.add_argument("--stateless", action="store_true",
+                       help="with --http: keep no MCP session between requests, so any replica behind a "
+                            "round-robin load balancer can answer any call")
+    serve.add_argument("--json-response", action="store_true",
+                       help="with --http: answer each call with one JSON body instead of an SSE stream")
+    serve.add_argument("--drain-timeout", type=number_option(float, *DRAIN_TIMEOUT_RANGE, "seconds"), metavar="S",
+                       help="with --http: on SIGTERM/SIGINT, seconds runs in flight may take to finish "
+                            f"before they are cancelled (default {DEFAULT_SERVE_LIMITS.drain_timeout:g})")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="HOST",
+                       help="with --http: also serve requests whose Host names HOST (the name a proxy "
+                            "forwards); repeatable (default: only the bound address). Every other host stays refused")
     add_run_options(serve)
     return serve
 
@@ -175,6 +213,7 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
     backend = options.backend_from_args(args)
     require_jail(backend)
     sessions = _session_limits(args)
+    serve_limits = _serve_limits(args, sessions, http=address is not None)
     progress = stderr if stderr.isatty() else None
     async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress):
         mode = CodeMode(
@@ -186,7 +225,7 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
             sessions=sessions if sessions is not None else False,
         )
         server = build_server(mode, max_concurrent=args.max_concurrent, sdk=getattr(args, "sdk", "auto"),
-                              sessions=sessions is not None)
+                              sessions=sessions is not None, limits=serve_limits)
         if address is None:
             await serve_stdio(server)
             return
@@ -194,10 +233,45 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
         if not is_loopback(host):
             stderr.write(NOT_LOOPBACK.format(host=host))
         async with anyio.create_task_group() as tg:
-            bound = await tg.start(serve_http, server, host, port)
+            bound = await tg.start(partial(
+                serve_http, server, host, port, stateless=getattr(args, "stateless", False),
+                json_response=getattr(args, "json_response", False),
+                allowed_hosts=tuple(getattr(args, "allowed_host", ()) or ()), drain_signals=True,
+            ))
             shown = f"[{host}]" if ":" in host else host
             stderr.write(f"codemode: serving MCP at http://{shown}:{bound}/mcp\n")
             stderr.flush()
+        stderr.write("codemode: drained; every run in flight has ended\n")
+
+
+def _serve_limits(args: argparse.Namespace, sessions: sandbox.SessionLimits | None, *, http: bool) -> ServeLimits:
+    """The ``ServeLimits`` of the command line; ``ValueError`` for options that cannot apply."""
+    if not http:
+        for flag, given in (("--stateless", getattr(args, "stateless", False)),
+                            ("--json-response", getattr(args, "json_response", False)),
+                            ("--drain-timeout", getattr(args, "drain_timeout", None) is not None),
+                            ("--allowed-host", bool(getattr(args, "allowed_host", None)))):
+            if given:
+                raise ValueError(HTTP_ONLY.format(flag=flag))
+    if sessions is not None and getattr(args, "stateless", False):
+        raise ValueError(STATELESS_SESSIONS)
+    changes: dict[str, Any] = {}
+    for flag, field, scale in (("max_sessions", "max_sessions", 1),
+                               ("session_memory_budget", "session_memory_budget", MIB)):
+        value = getattr(args, flag, None)
+        if value is not None:
+            if sessions is None:
+                raise ValueError(f"--{flag.replace('_', '-')} needs --sessions")
+            changes[field] = value * scale
+    if getattr(args, "drain_timeout", None) is not None:
+        changes["drain_timeout"] = args.drain_timeout
+    limits = DEFAULT_SERVE_LIMITS.replace(**changes) if changes else DEFAULT_SERVE_LIMITS
+    if sessions is not None and limits.session_memory_budget < sessions.memory:
+        raise ValueError(
+            f"--session-memory-budget ({limits.session_memory_budget // MIB} MiB) is below one session's "
+            f"memory limit ({sessions.memory // MIB} MiB): no session could start"
+        )
+    return limits
 
 
 def _session_limits(args: argparse.Namespace) -> sandbox.SessionLimits | None:

@@ -227,6 +227,7 @@ class CodeMode:
         limits: sandbox.Limits | None = None,
         on_sub_call: Callable[[SubCall], None] | None = None,
         session: str | CodeSession | None = None,
+        controller: sandbox.RunController | None = None,
     ) -> CallOutcome:
         """Run one model tool call through the pipeline.
 
@@ -236,16 +237,20 @@ class CodeMode:
         another shape raises ``TypeError`` listing these. ``limits`` overrides the configured
         ones for this call only. ``on_sub_call(sub_call)`` is called as each sub-call of a run
         starts and again when it ends (progress reports). ``session`` (a key, with
-        ``sessions`` on) runs ``run_code`` in that conversation's session."""
-        return await self._handle(tool_call, agent=agent, limits=limits, on_sub_call=on_sub_call, session=session)
+        ``sessions`` on) runs ``run_code`` in that conversation's session. ``controller`` (a
+        ``sandbox.RunController``) lets the host cancel the run with a reason."""
+        return await self._handle(tool_call, agent=agent, limits=limits, on_sub_call=on_sub_call, session=session,
+                                  controller=controller)
 
     async def _handle(self, tool_call: Any, *, agent: str | None, limits: sandbox.Limits | None,
-                      on_sub_call: Callable[[SubCall], None] | None, session: str | CodeSession | None) -> CallOutcome:
+                      on_sub_call: Callable[[SubCall], None] | None, session: str | CodeSession | None,
+                      controller: sandbox.RunController | None = None) -> CallOutcome:
         call = as_tool_call(tool_call)
         code_session = self._resolve(session)
         sink: list[CodeRun] = []
         settings = RunSettings(limits=limits, sink=sink, on_dispatch=on_sub_call, on_finish=on_sub_call,
-                             session=code_session.sandbox if code_session is not None else None)
+                             session=code_session.sandbox if code_session is not None else None,
+                             controller=controller)
         result = await with_settings(settings, self.registry.execute(call, agent=agent))
         images = tuple(b for b in result.content if b.get("type") == "image")
         return CallOutcome(result, result.text, images, sink[0] if sink else None)

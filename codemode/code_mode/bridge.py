@@ -32,6 +32,7 @@ import sandbox
 import sdk_gen
 from sandbox.output import TRUNCATION_MARKER
 
+from ..registry import tracing
 from ..registry.calls import RUN_DEADLINE, ExecutionContext, ExecutionToken, ToolCall, ToolResult
 from ..registry.content import placeholder
 from ..registry.definition import ToolDefinition, define_tool
@@ -477,6 +478,8 @@ class RunSettings:
     on_finish: Callable[[SubCall], None] | None = None
     #: The session this call runs in (``CodeMode(sessions=...)``), or None for a one-shot run.
     session: sandbox.Session | None = None
+    #: Lets the host cancel the run with a reason (a server's drain); a fresh one when None.
+    controller: sandbox.RunController | None = None
 
 
 _NO_SETTINGS = RunSettings()
@@ -560,6 +563,7 @@ class RunCodeTool:
     async def execute(self, args: Mapping[str, Any], ctx: ExecutionContext) -> list[dict[str, Any]]:
         settings = _SETTINGS.get()
         report = await self.run(args["code"], ctx, settings, restart=args.get("restart") is True)
+        tracing.annotate_run(report)
         if settings.sink is not None:
             settings.sink.append(report)
         blocks = [{"type": "text", "text": report.text}, *report.attachments]
@@ -572,7 +576,7 @@ class RunCodeTool:
         definitions = self.tools_for(ctx.agent)
         sdk = build_sdk(definitions)
         limits = settings.limits or self.limits
-        controller = sandbox.RunController()
+        controller = settings.controller or sandbox.RunController()
         state = _Run(ctx, definitions, self.registry, self.executor, self.max_parallel_sub_calls, controller)
         state.on_dispatch = settings.on_dispatch
         state.on_finish = settings.on_finish

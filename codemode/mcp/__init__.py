@@ -22,6 +22,7 @@ from .config import (
     load_config,
     parse_config,
 )
+from .options import DEFAULT_SERVE_LIMITS, ServeLimits
 
 _LAZY = {
     "McpProvider": "provider",
@@ -33,6 +34,7 @@ _LAZY = {
     "UpstreamTimeout": "upstream",
     "UpstreamUnavailable": "upstream",
     "SDK_URI": "server",
+    "ServeController": "serving",
     "build_server": "server",
     "serve_http": "server",
     "serve_stdio": "server",
@@ -45,10 +47,13 @@ _LAZY = {
 }
 
 __all__ = [
+    "DEFAULT_SERVE_LIMITS",
     "DEFAULT_UPSTREAM_LIMITS",
     "SDK_URI",
     "McpConfigError",
     "McpProvider",
+    "ServeController",
+    "ServeLimits",
     "ServerConfig",
     "UpstreamCrashed",
     "UpstreamError",

@@ -104,3 +104,33 @@ GET_TOOL_SDK_DESCRIPTION = (
 )
 GET_TOOL_SDK_NAMES = "Tool names, as in the run_code description or search_tools."
 NO_MATCHES = "No tool matches {query!r}; try other words, or run_code with `print(tools.list())`."
+
+# --- serving in production (codemode.mcp.serving) -------------------------------------------------
+
+#: The run_code description's sentence, with --sessions, for a client that keeps no MCP session.
+RUN_CODE_NO_SESSION = (
+    "This connection has no MCP session (no Mcp-Session-Id), so nothing persists between run_code "
+    "calls: each program starts from nothing and must define everything it uses."
+)
+#: Added to a failed run of such a client when a name was not defined.
+NO_SESSION_NOTE = "Note: " + RUN_CODE_NO_SESSION
+DRAINING = (
+    "This server is shutting down and takes no new runs; call run_code again and the load "
+    "balancer sends it to another server."
+)
+DRAINING_SESSION = (
+    "This server is shutting down: it takes no new runs and its sessions end, so variables defined "
+    "earlier are gone; reconnect to continue on another server."
+)
+DRAIN_CANCELLED = "the server is shutting down and its drain timeout of {seconds:g} s ran out"
+DRAIN_STOPPED = "the server is shutting down and was told a second time to stop at once"
+SESSIONS_FULL = (
+    "This server already runs its limit of {cap} sessions and every one is busy; try again in a "
+    "few seconds."
+)
+SESSION_EVICTED = (
+    "Note: this session was closed because the server keeps at most {cap} sessions and this one was "
+    "idle longest; variables defined earlier are gone."
+)
+NOT_READY_DRAINING = "draining: the server is shutting down and takes no new work"
+NOT_READY_BACKEND = "the worker backend cannot run: {reason}"

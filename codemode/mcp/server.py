@@ -10,13 +10,19 @@ would read in-process; a failed run is an MCP ``isError`` result with that text.
 client run concurrently up to ``max_concurrent``; the rest wait their turn. Limits are the
 ``CodeMode``'s, fixed by whoever starts the server: ``run_code`` takes only ``code`` and
 ``description``.
+
+In production (``docs/deploy.md``) a ``ServeController`` steers the replica: readiness, graceful
+drain, the session cap and the metrics ``serve_http`` serves at ``/healthz``, ``/readyz`` and
+``/metrics``.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import signal
 import socket
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -28,6 +34,8 @@ from anyio.abc import TaskStatus
 from mcp.server import Server
 from mcp.server.lowlevel.server import NotificationOptions
 
+import sandbox
+
 from ..code_mode import messages as cm
 from ..code_mode.agent import CallOutcome
 from ..code_mode.bridge import RUN_CODE
@@ -38,11 +46,20 @@ from ..registry.messages import UNKNOWN_TOOL
 from . import messages as m
 from .catalog import CATALOG_TOOLS, call_catalog_tool, catalog_tools
 from .notify import ToolListNotifier
-from .options import DEFAULT_MAX_CONCURRENT, is_loopback
+from .options import DEFAULT_MAX_CONCURRENT, DEFAULT_SERVE_LIMITS, ServeLimits, is_loopback
 from .progress import with_progress
+from .serving import ServeController
 from .tools import to_mcp_content
 
-__all__ = ["DEFAULT_MAX_CONCURRENT", "SDK_URI", "CodeModeLike", "build_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENT",
+    "SDK_URI",
+    "CodeModeLike",
+    "ServeController",
+    "build_server",
+    "serve_http",
+    "serve_stdio",
+]
 
 logger = logging.getLogger("codemode.mcp")
 
@@ -66,7 +83,10 @@ class CodeModeLike(Protocol):
 class _Server(Server[Any]):
     """The SDK's ``Server``, advertising ``tools.listChanged`` by default: the streamable HTTP
     session manager builds each session's initialization options with no arguments, so
-    handshake-era clients over HTTP would otherwise not be told the tool list can change."""
+    handshake-era clients over HTTP would otherwise not be told the tool list can change.
+    ``controller`` is the replica's ``ServeController``."""
+
+    controller: ServeController
 
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       *args: Any, **kwargs: Any) -> Any:
@@ -74,37 +94,56 @@ class _Server(Server[Any]):
         return super().create_initialization_options(options, *args, **kwargs)
 
 
-def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto", sessions: bool = False) -> str:
-    """The ``run_code`` description: within 2,048 characters unless ``sdk`` is ``full``."""
-    lead = m.RUN_CODE_MCP_LEAD + (" " + cm.RUN_CODE_SESSION if sessions else "")
+def _description(code_mode: CodeModeLike, agent: str | None, sdk: SdkMode = "auto", sessions: bool = False,
+                 sessionless: bool = False) -> str:
+    """The ``run_code`` description: within 2,048 characters unless ``sdk`` is ``full``. With
+    ``sessions``, a client that keeps no MCP session (``sessionless``) is told that nothing
+    persists instead of being promised that variables do."""
+    lead = m.RUN_CODE_MCP_LEAD
+    if sessions:
+        lead += " " + (m.RUN_CODE_NO_SESSION if sessionless else cm.RUN_CODE_SESSION)
     return budgeted_text(code_mode.sdk(agent), lead=lead, budget=DESCRIPTION_BUDGET, mode=sdk)
 
 
-def _code_session(code_mode: Any, ctx: Any) -> Any:
-    """The code session of the MCP session a request belongs to, or None.
+def _session_key(ctx: Any) -> tuple[str | None, Any]:
+    """The code-session key of the MCP session a request belongs to, or None, and the MCP
+    connection (whose exit stack ends the code session with it).
 
     Over streamable HTTP: one per ``Mcp-Session-Id``, closed (its worker killed) when that MCP
-    session ends (the client's DELETE, the transport's idle timeout); a request without a
-    session id (stateless HTTP) runs one-shot, since nothing tells its client apart. Over stdio
-    (and in-memory transports): one per connection, which the server's run holds as its
-    lifespan state and closes when the connection ends. Either way it resets after its own
-    idle timeout."""
+    session ends (the client's DELETE, the transport's idle timeout). A request without a
+    session id (stateless HTTP, or the sessionless protocol revision) has none: nothing tells
+    its client apart, so it runs one-shot. Over stdio (and in-memory transports): one per
+    connection, which the server's run holds as its lifespan state and closes when the
+    connection ends. Either way it resets after its own idle timeout."""
     if getattr(ctx, "request", None) is not None:
         connection = getattr(ctx.session, "_connection", None)
         session_id = getattr(connection, "session_id", None)
-        if not session_id:
-            return None
-        key = f"mcp-http-{session_id}"
-        existing = code_mode.sessions.get(key)
-        if existing is not None:
-            return existing
-        code_session = code_mode.session(key)
-        stack = getattr(connection, "exit_stack", None)
-        if stack is not None:
-            stack.callback(code_session.close)
-        return code_session
+        return (f"mcp-http-{session_id}" if session_id else None), connection
     key = (getattr(ctx, "lifespan_context", None) or {}).get(_SESSION_KEY)
-    return code_mode.session(key) if isinstance(key, str) else None
+    return (key if isinstance(key, str) else None), None
+
+
+def _on_close(connection: Any) -> Any:
+    stack = getattr(connection, "exit_stack", None)
+    return stack.callback if stack is not None else None
+
+
+def _text_result(text: str, is_error: bool = True) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+
+
+def _run_kind(outcome: CallOutcome) -> str:
+    """How a ``run_code`` call ended, for the metrics: ``ok`` or an error kind."""
+    if outcome.run is not None:
+        error = outcome.run.result.error
+        return "ok" if error is None else str(error.kind)
+    return "refused" if outcome.is_error else "ok"
+
+
+def _undefined_name(outcome: CallOutcome) -> bool:
+    run = outcome.run
+    error = run.result.error if run is not None else None
+    return error is not None and error.kind == "exception" and "NameError" in error.message
 
 
 #: The lifespan-state entry that names a connection's code session (stdio, in-memory).
@@ -131,6 +170,8 @@ def build_server(
     sdk: SdkMode = "auto",
     discovery_tools: bool = True,
     sessions: bool = False,
+    limits: ServeLimits = DEFAULT_SERVE_LIMITS,
+    controller: ServeController | None = None,
 ) -> Server[Any]:
     """The low-level MCP ``Server`` offering ``code_mode`` to ``agent``'s view of the registry.
 
@@ -140,7 +181,9 @@ def build_server(
     ``get_tool_sdk``. A client that sends a progress token gets progress during a run, and
     every client hears ``tools/list_changed`` when the registry's tool set changes. With
     ``sessions`` (the ``CodeMode`` made with ``sessions=...``), each MCP session keeps its own
-    program state across its ``run_code`` calls (``_code_session``).
+    program state across its ``run_code`` calls (``_session_key``), within ``limits``
+    (``ServeLimits``: the session cap and its memory budget, the drain timeout). The returned
+    server's ``controller`` (``controller``, or one made here) drains it and reports readiness.
     Raises ``ValueError`` for ``max_concurrent < 1``, an unknown ``sdk`` or a registry
     without ``run_code``.
     """
@@ -151,6 +194,7 @@ def build_server(
     if sessions and getattr(code_mode, "session_limits", None) is None:
         raise ValueError("sessions=True needs a CodeMode made with sessions=True")
     schema = _run_code_schema(code_mode, agent)
+    steer = controller if controller is not None else ServeController(code_mode, limits)
     limiter = anyio.CapacityLimiter(max_concurrent)
     numbers = itertools.count(1)
     changes = ToolListNotifier(code_mode.registry)
@@ -158,9 +202,10 @@ def build_server(
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         changes.seen(ctx.session)
+        sessionless = sessions and _session_key(ctx)[0] is None
         tool = types.Tool(
             name=RUN_CODE,
-            description=_description(code_mode, agent, sdk, sessions),
+            description=_description(code_mode, agent, sdk, sessions, sessionless),
             input_schema=schema,
             annotations=types.ToolAnnotations(title="Run code", open_world_hint=True),
         )
@@ -176,13 +221,31 @@ def build_server(
             text, failed = call_catalog_tool(code_mode.sdk(agent), params.name, call.arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
         report = ctx.session.report_progress  # a no-op unless the client asked for progress
-        code_session = _code_session(code_mode, ctx) if sessions else None
-        options: dict[str, Any] = {"session": code_session} if code_session is not None else {}
-        async with limiter:
-            outcome = await with_progress(
-                report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call, **options)
-            )
+        key, connection = _session_key(ctx) if sessions else (None, None)
+        refusal = steer.refusal(key is not None)
+        if refusal is not None:
+            return _text_result(refusal)
+        note: str | None = None
+        options: dict[str, Any] = {}
+        if key is not None:
+            code_session, note = steer.admit(key, _on_close(connection))
+            if code_session is None:
+                return _text_result(note or m.DRAINING_SESSION)
+            options["session"] = code_session
+        started = time.perf_counter()
+        with steer.run() as run_controller, steer.using(key):
+            options["controller"] = run_controller
+            async with limiter:
+                outcome = await with_progress(
+                    report, lambda on_sub_call: code_mode.handle(call, agent=agent, on_sub_call=on_sub_call, **options)
+                )
+        steer.metrics.observe_run(_run_kind(outcome), time.perf_counter() - started,
+                                  outcome.run.calls if outcome.run is not None else ())
         content = to_mcp_content(outcome.result.content) or [types.TextContent(type="text", text=outcome.text)]
+        if sessions and key is None and _undefined_name(outcome):
+            note = m.NO_SESSION_NOTE
+        if note is not None:
+            content.append(types.TextContent(type="text", text=note))
         return types.CallToolResult(content=content, is_error=outcome.is_error)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
@@ -231,7 +294,7 @@ def build_server(
                 if sessions:
                     code_mode.close_session(key)  # type: ignore[attr-defined]
 
-    return _Server(
+    server = _Server(
         name,
         version=SERVER_VERSION,
         instructions=m.SERVER_INSTRUCTIONS,
@@ -244,6 +307,8 @@ def build_server(
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+    server.controller = steer
+    return server
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -255,20 +320,29 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, options)
 
 
-def _transport_security(host: str) -> Any:
-    """DNS-rebinding protection for a loopback ``host``: only requests whose ``Host`` (and
-    ``Origin``, when sent) name that address are served. None (no protection) for other hosts,
-    which the CLI warns about."""
+def _transport_security(host: str, allowed_hosts: tuple[str, ...] = ()) -> Any:
+    """DNS-rebinding protection: only requests whose ``Host`` (and ``Origin``, when sent) name
+    the bound loopback ``host`` or one of ``allowed_hosts`` (the names a proxy in front
+    forwards) are served. None (no protection) for a non-loopback ``host`` with no
+    ``allowed_hosts``, which the CLI warns about."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    if not is_loopback(host):
+    if is_loopback(host):
+        names = ["localhost", "127.0.0.1", "[::1]"] if host.casefold() == "localhost" else [_bracketed(host)]
+    elif allowed_hosts:
+        names = [_bracketed(host)]
+    else:
         return None
-    names = ["localhost", "127.0.0.1", "[::1]"] if host.casefold() == "localhost" else [f"[{host}]" if ":" in host else host]
+    names += [_bracketed(h) for h in allowed_hosts if _bracketed(h) not in names]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[*names, *(f"{n}:*" for n in names)],
-        allowed_origins=[*(f"http://{n}" for n in names), *(f"http://{n}:*" for n in names)],
+        allowed_origins=[f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https") for port in ("", ":*")],
     )
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -291,25 +365,58 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: Seconds the drain waits for the last responses to leave once its runs are done.
+RESPONSE_GRACE = 5.0
+#: Seconds uvicorn then gives open connections (the GET streams of sessions) before cutting them.
+CLOSE_GRACE = 1
+
+
 async def serve_http(
     server: Server[Any],
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
+    stateless: bool = False,
+    json_response: bool = False,
+    allowed_hosts: tuple[str, ...] = (),
+    drain_signals: bool = False,
     task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
+    """Serve streamable HTTP at ``http://host:port/mcp``, with ``/healthz``, ``/readyz`` and
+    ``/metrics`` beside it, until cancelled or drained.
 
     With ``await tg.start(serve_http, ...)`` the caller gets the bound port (useful with port 0).
-    On a loopback host (127.0.0.0/8, ``::1``, ``localhost``), requests that name another host or
-    origin are refused (DNS-rebinding protection). Raises ``OSError`` (one line) when the
-    address cannot be bound, for instance a port already in use.
+    ``stateless`` keeps no MCP session between requests (any replica can answer any call: plain
+    round-robin works); ``json_response`` answers a call with one JSON body instead of an SSE
+    stream. On a loopback host (127.0.0.0/8, ``::1``, ``localhost``), requests that name another
+    host or origin than the address or one of ``allowed_hosts`` are refused (DNS-rebinding
+    protection). With ``drain_signals``, SIGTERM and SIGINT start a graceful drain (a second
+    signal cancels the runs at once); so does the controller's ``shutdown()``. A drained server
+    returns normally. Raises ``OSError`` (one line) when the address cannot be bound, for
+    instance a port already in use.
     """
     import uvicorn
 
+    from .health import DrainGate, health_routes
+
+    controller: ServeController | None = getattr(server, "controller", None)
+    if controller is None:
+        raise TypeError("serve_http needs a server made by build_server")
+    session_limits = getattr(controller.code_mode, "session_limits", None)
+    # Without sessions, an MCP session lives as long as a code session would by default.
+    idle = (session_limits or sandbox.DEFAULT_SESSION_LIMITS).idle_timeout
     sock = _listen(host, port)
-    app = server.streamable_http_app(host=host, transport_security=_transport_security(host))
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    app = server.streamable_http_app(  # type: ignore[attr-defined]
+        host=host,
+        transport_security=_transport_security(host, tuple(allowed_hosts)),
+        stateless_http=stateless,
+        json_response=json_response,
+        session_idle_timeout=idle,
+        max_sessions=controller.limits.transport_sessions,
+        custom_starlette_routes=health_routes(controller),
+    )
+    gate = DrainGate(app, controller)
+    config = uvicorn.Config(gate, log_level="warning", lifespan="on", timeout_graceful_shutdown=CLOSE_GRACE)
     web = uvicorn.Server(config)
     web.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # the host owns signals
     try:
@@ -319,10 +426,30 @@ async def serve_http(
                 if web.should_exit:
                     raise OSError(f"cannot serve on {host}:{port}")
                 await anyio.sleep(0.02)
+            listening = anyio.CancelScope()
+            if drain_signals:
+                tg.start_soon(_on_signals, controller, listening)
             task_status.started(sock.getsockname()[1])
             try:
-                await anyio.sleep_forever()
+                await controller.wait_shutdown()
+                await controller.drain()
+                await gate.quiet(RESPONSE_GRACE)
             finally:
                 web.should_exit = True
+                listening.cancel()
     finally:
         sock.close()
+
+
+async def _on_signals(controller: ServeController, scope: anyio.CancelScope) -> None:
+    """SIGTERM/SIGINT: the first drains, the second cancels what still runs."""
+    with scope, anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        count = 0
+        async for _ in signals:
+            count += 1
+            if count == 1:
+                logger.warning("draining: finishing the runs in flight (up to %g s)", controller.limits.drain_timeout)
+                controller.shutdown()
+            else:
+                logger.warning("second signal: cancelling the runs in flight")
+                controller.cancel_runs()

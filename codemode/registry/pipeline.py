@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import anyio
 
 from . import messages as m
+from . import tracing
 from .calls import ExecutionContext, ExecutionToken, ToolCall, ToolResult
 from .content import check_content
 from .definition import ToolDefinition
@@ -97,6 +98,7 @@ async def run_call(
     token = ExecutionToken(call.call_id, root_call_id, agent)
     ctx = ExecutionContext(call.call_id, name, args, token, parent, root_call_id, agent)
     hooks = registry.hooks
+    span = tracing.start(call.call_id, name, definition.description if definition else None, args)
     try:
         if definition is None:
             names = ", ".join(d.name for d in registry.visible(agent)) or m.NO_TOOLS
@@ -113,10 +115,12 @@ async def run_call(
         result = _error(ctx, ErrorKind.TOOL_ERROR, m.TOOL_FAILED.format(name=name, error=_describe(exc)))
     except BaseException:
         result = _error(ctx, ErrorKind.CANCELLED, m.CANCELLED.format(name=name))
+        tracing.finish(span, result)
         log.append(_result_event(ctx, parent_call_id, result))
         with anyio.CancelScope(shield=True):
             await _observe(hooks, result, ctx)
         raise
+    tracing.finish(span, result)
     log.append(_result_event(ctx, parent_call_id, result))
     if hooks.observers:
         await _observe(hooks, result, ctx)
