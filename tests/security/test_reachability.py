@@ -308,7 +308,9 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
         return f"a sandbox-internal {type(obj).__module__}.{type(obj).__qualname__} object"
     if isinstance(obj, types.MethodType):
         owner = type(obj.__self__)
-        if owner in internal and owner.__name__ not in SANCTIONED_BOUND:
+        # A method bound to the run's `type` (`type.__class_getitem__`, behind `type[X]`) hands
+        # out, as `__self__` (private anyway), only the `type` the snippet names already.
+        if owner in internal and owner.__name__ not in SANCTIONED_BOUND and not _is_safe_type(obj.__self__):
             return f"a bound method of sandbox-internal {owner.__qualname__}"
     return None
 
