@@ -155,3 +155,15 @@ def test_server_stderr_without_a_terminal_is_prefixed(tmp_path: Path) -> None:
         stderr.seek(0)
         err.write(stderr.read())
     assert err.getvalue().splitlines() == ["[a] marker server: starting"]
+
+
+def test_a_session_of_files_on_a_terminal_shows_each_print_once(tmp_path: Path) -> None:
+    one, two = tmp_path / "one.py", tmp_path / "two.py"
+    one.write_text("n = 41\nprint('from one')\n", encoding="utf-8")
+    two.write_text("print('from two', n + 1)\nreturn 'end'\n", encoding="utf-8")
+    term = Terminal([sys.executable, "-m", "codemode", "run", str(one), str(two), "--session",
+                     "--backend", "inprocess"], REPO)
+    code, shown = term.finish()
+    assert code == 0, shown
+    lines = [line for line in shown.replace("\r\n", "\n").split("\n") if line]
+    assert lines == ["from one", "from two 42", "end"]
