@@ -77,7 +77,7 @@ async def load_mcp_tools(
 
     def warn(message: str) -> None:
         if stderr is not None:
-            stderr.write(WARNING.format(message=message))
+            stderr.write(WARNING.format(message=visible(message)))
             stderr.flush()
 
     store = _store(cache, refresh, warn)
