@@ -725,6 +725,54 @@ def test_boundary_fuzz_inprocess(group: str) -> None:
     sample()
 
 
+#: The full sweep's fillers: the plain values put before a zoo value to move it to the second
+#: and third positions, and the callbacks tried in every keyword.
+SWEEP_FILLERS: tuple[tuple[str, ...], ...] = ((), ("p:str",), ("p:1",), ("p:str", "p:str"))
+SWEEP_KEYWORD_VALUES: tuple[str, ...] = (
+    "recorder", "recorder_zero", "recorder_true", "recorder_echo", "recorder_raises",
+    "recorder_async", "recorder_gen", "everything", "lying_str", "lying_dict",
+)
+
+
+def sweep_plans(targets: list[Target]) -> Iterator[tuple[Any, ...]]:
+    """Every target with every value in each of the first three positions, then with every
+    callback in every keyword."""
+    n = 0
+    for target in targets:
+        for value in VALUE_NAMES:
+            for filler in SWEEP_FILLERS:
+                yield _plan(target, (*filler, value), (), n)
+                n += 1
+        for keyword in KEYWORDS:
+            for value in SWEEP_KEYWORD_VALUES:
+                yield _plan(target, (), ((keyword, value),), n)
+                n += 1
+
+
+@pytest.mark.skipif(not FULL_SWEEP, reason="the full sweep runs on demand: CODEMODE_FUZZ=full")
+@pytest.mark.timeout(4 * 3600)
+@pytest.mark.parametrize("group", MODULE_GROUPS)
+def test_boundary_full_sweep(group: str) -> None:
+    targets = [t for t in all_targets()[group] if t.key not in _ROUTE_TARGETS]
+    problems: list[str] = []
+    batch: list[tuple[Any, ...]] = []
+
+    def flush() -> None:
+        try:
+            check_calls(batch)
+        except AssertionError as exc:
+            problems.append(str(exc))
+        batch.clear()
+
+    for plan in sweep_plans(targets):
+        batch.append(plan)
+        if len(batch) >= 500:
+            flush()
+    if batch:
+        flush()
+    assert not problems, "\n".join(problems)
+
+
 def test_zoo_is_built() -> None:
     # Every zoo member and every instance the fuzz calls methods of is made by the snippet:
     # one the policy refused would silently shrink the fuzz.
