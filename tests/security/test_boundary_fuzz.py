@@ -49,6 +49,7 @@ from hostile_zoo import (  # noqa: I001 - tests/security is on the path (pyproje
     _behind_shims,
     _exposed_classes,
     find_forbidden,
+    module_dicts,
     run_snippet,
 )
 from hypothesis import HealthCheck, Phase, given, settings
@@ -622,6 +623,7 @@ def run_batch(plans: list[tuple[Any, ...]]) -> tuple[list[Finding], dict[str, in
     got, ex = run_snippet(batch_source(plans))
     run_getattr = ex.globals["_getattr_"]
     owns = run_getattr.__self__.owns_class
+    modules = module_dicts()
     log = got["LOG"]
     findings: list[Finding] = []
     counts = {"ok": 0, "raised": 0, "unresolved": 0}
@@ -629,9 +631,9 @@ def run_batch(plans: list[tuple[Any, ...]]) -> tuple[list[Finding], dict[str, in
     for key, outcome, value, start, end in got["OUT"]:
         counts[outcome] += 1
         plan = by_key[key]
-        for path, reason in find_forbidden(value, run_getattr=run_getattr):
+        for path, reason in find_forbidden(value, run_getattr=run_getattr, module_dicts=modules):
             findings.append(Finding(key, plan, f"{outcome}{path}", reason))
-        for path, reason in find_forbidden(log[start:end], run_getattr=run_getattr):
+        for path, reason in find_forbidden(log[start:end], run_getattr=run_getattr, module_dicts=modules):
             findings.append(Finding(key, plan, f"passed to a hook: LOG{path}", reason))
     planted = [(w, k) for w, k in bad_cache_keys(owns) if id(k) not in planted_before]
     for where, key in planted:
