@@ -163,6 +163,11 @@ class SafeType(metaclass=_TypeMeta):
             raise TypeError("type() with three arguments is not available here; define classes with 'class'")
         return make(*args, **kwargs)
 
+    def __class_getitem__(cls, item: Any) -> Any:
+        """`type[X]` (annotations such as `type[BaseException] | None`): an alias over this
+        `type`, so its `__origin__` is never the real metaclass."""
+        return types.GenericAlias(cls, item)
+
 
 SafeType.__name__ = "type"
 SafeType.__qualname__ = "type"
@@ -546,10 +551,15 @@ def make_immutable(cls: type) -> None:
     """Set the immutable-type flag on the heap class `cls`: afterwards `setattr`,
     `type.__setattr__`, `delattr` and `__class__` assignment to or from it raise `TypeError`,
     for the host as for a snippet. Checked before and after the write; `FreezeError` when the
-    layout is not the one expected."""
+    layout is not the one expected. A class without annotations gets an empty read-only
+    mapping first: reading `__annotations__` off a heap class that has none stores a new, empty
+    and writable dict in it (CPython 3.10+), past the flag."""
     flags = type.__dict__["__flags__"].__get__(cls)
     if flags & _IMMUTABLE_FLAG or not flags & _HEAP_FLAG:
         return  # static (C) types are immutable already
+    if "__annotations__" not in type.__getattribute__(cls, "__dict__"):
+        type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
+        flags = type.__dict__["__flags__"].__get__(cls)
     if sys.implementation.name != "cpython" or sys.version_info < (3, 10):
         raise FreezeError("freezing shared classes needs CPython 3.10 or later")
     slot = ctypes.c_ulong.from_address(id(cls) + _FLAGS_OFFSET)
