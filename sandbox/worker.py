@@ -35,6 +35,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .control import RunStopped, Verdict
@@ -437,6 +438,8 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         except PolicyError as exc:
             return syntax_result(exc)
         holder.append(execution)
+        if message.get("live") is True:
+            execution.output.sink = _live_sink(channel)
         result = _drive(execution, channel)
     except RunStopped as stopped:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -466,20 +469,46 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
     return result
 
 
-def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]]) -> None:
-    """One batch of call frames, its last one marked: the host starts a batch's calls only once
-    it has seen the whole batch."""
-    if not batch:
+#: The timers that raise a stop: held off while a frame is half written, so a stop can never
+#: cut one (the host would then read garbage instead of the run's end).
+_STOP_SIGNALS = frozenset({signal.SIGALRM, signal.SIGPROF, signal.SIGXCPU})
+
+
+def _live_sink(channel: BlockingChannel) -> Callable[[str], None]:
+    """Send each piece of printed text to the host as it is printed (the host asked: `live`)."""
+
+    def send(text: str) -> None:
+        frame = encode('{"op":"out","text":' + dumps(text) + "}")
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            channel.send(frame)
+        except OSError:
+            pass  # the host is gone; the run ends at its next wait
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+    return send
+
+
+def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]],
+                abandoned: tuple[int, ...] | list[int] = (), *, alone: bool = False) -> None:
+    """One batch of call frames, its last one marked (the host starts a batch's calls only once
+    it has seen the whole batch), then a `cancel` frame for each call the snippet abandoned.
+    `alone` tells the host that nothing can run here until this one call answers, so it may
+    answer inline without reading the channel meanwhile (nothing can send a `cancel`)."""
+    if not batch and not abandoned:
         return
-    last = batch[-1][0]
+    last = batch[-1][0] if batch else -1
+    end = ',"last":true,"alone":true}' if alone else ',"last":true}'
     channel.send(
         b"".join(
             encode(
                 f'{{"op":"call","id":{cid},"name":{dumps(req._name)},"a":{req._payload}'
-                + (',"last":true}' if cid == last else "}")
+                + (end if cid == last else "}")
             )
             for cid, req in batch
         )
+        + b"".join(encode(f'{{"op":"cancel","id":{cid}}}') for cid in abandoned)
     )
 
 
@@ -502,10 +531,14 @@ def _drive_tasks(execution: Execution, channel: BlockingChannel) -> RunResult:
             # Checking the value recurses once per nesting level: give the host code its room back.
             sys.setrecursionlimit(_depth() + RESULT_DEPTH_ROOM)
             return execution.result()
-        _send_calls(channel, sched.take_outbox())
+        batch = sched.take_outbox()
+        abandoned = sched.take_abandoned()
+        deadline = sched.next_deadline()
+        _send_calls(channel, batch, abandoned, alone=(
+            len(batch) == 1 and not abandoned and not sched.ready and deadline is None
+            and len(sched.waiting) == 1))
         if sched.ready:
             continue
-        deadline = sched.next_deadline()
         if not sched.waiting and deadline is None:
             raise execution.verdict.stop("exception", "the snippet awaits something that can never finish")
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())

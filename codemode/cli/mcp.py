@@ -39,10 +39,12 @@ from ..mcp.options import (
     server_event_log,
 )
 from ..registry.errors import CodemodeError
+from ..registry.output import visible
 from ..registry.registry import Registry
 from ..workspace import register_workspace
 from . import options
 from .exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, INTERRUPTED_LINE, only_error
+from .live import StatusLine, server_stderr
 from .options import (
     add_mcp_config_option,
     add_run_options,
@@ -56,6 +58,7 @@ from .options import (
 
 __all__ = [
     "add_mcp_parser",
+    "cache_options",
     "command",
     "config_tools",
     "main",
@@ -91,13 +94,21 @@ def upstream_limits(timeout: float | None) -> UpstreamLimits:
         raise McpConfigError("--mcp-timeout", [str(exc)]) from exc
 
 
-def config_tools(args: argparse.Namespace, registry: Registry, stderr: TextIO) -> Any:
-    """The ``--mcp-config`` tools for an ``async with`` block (a progress line on a terminal)."""
+def cache_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``cache=`` and ``refresh=`` for ``mcp_tools`` from ``--tool-cache`` and ``--refresh-tools``."""
+    directory = getattr(args, "tool_cache", None)
+    return {"cache": directory if directory else True, "refresh": bool(getattr(args, "refresh_tools", False))}
+
+
+def config_tools(args: argparse.Namespace, registry: Registry, stderr: TextIO, status: StatusLine | None = None) -> Any:
+    """The ``--mcp-config`` tools for an ``async with`` block (a progress line on a terminal;
+    servers' stderr prefixed with their names, above ``status`` when the command has one)."""
     from ..mcp.loading import mcp_tools  # loads the SDK
 
     limits = upstream_limits(args.mcp_timeout)
     progress = stderr if stderr.isatty() else None
-    return mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress)
+    return mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress,
+                     stderr_lines=server_stderr(stderr, status), **cache_options(args))
 
 
 def with_config_tools(args: argparse.Namespace, registry: Registry, fn: Any, stderr: TextIO) -> Any:
@@ -126,7 +137,8 @@ def with_mcp_tools(args: argparse.Namespace, registry: Registry, fn: Callable[[]
     from ..mcp.loading import mcp_tools  # loads the SDK
 
     async def go() -> T:
-        async with mcp_tools(registry, paths, limits=limits, stderr=stderr):
+        relay = server_stderr(stderr if stderr is not None else sys.stderr)
+        async with mcp_tools(registry, paths, limits=limits, stderr=stderr, stderr_lines=relay, **cache_options(args)):
             return fn()
 
     return anyio.run(go)
@@ -215,7 +227,8 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
     sessions = _session_limits(args)
     serve_limits = _serve_limits(args, sessions, http=address is not None)
     progress = stderr if stderr.isatty() else None
-    async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress):
+    async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress,
+                         stderr_lines=server_stderr(stderr), **cache_options(args)):
         mode = CodeMode(
             registry,
             mode="code",
@@ -301,7 +314,7 @@ def mcp_serve_main(
             registry = _default_registry(args)
         anyio.run(_serve, args, registry, err)
     except (CodemodeError, ValueError, OSError, sandbox.JailError) as exc:
-        err.write(f"codemode: error: {exc}\n")
+        err.write(visible(f"codemode: error: {exc}") + "\n")
         return EXIT_USAGE
     except BaseExceptionGroup as group:  # raised inside a task group, such as a busy port
         only = only_error(group)
@@ -310,7 +323,7 @@ def mcp_serve_main(
             return EXIT_INTERRUPTED
         if not isinstance(only, (CodemodeError, ValueError, OSError)):
             raise
-        err.write(f"codemode: error: {only}\n")
+        err.write(visible(f"codemode: error: {only}") + "\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         err.write(INTERRUPTED_LINE)

@@ -91,8 +91,9 @@ class StopRun(Exception):
 class SubCall:
     """One accepted sub-call, as the events, ``--trace``, ``--record`` and ``--json`` show it.
 
-    ``status`` is ``ok``, ``error``, ``cancelled`` (in flight when the run ended) or
-    ``abandoned`` (queued, never dispatched).
+    ``status`` is ``ok``, ``error``, ``cancelled`` (in flight when the run ended, or cancelled
+    by the program itself: a timeout around its await) or ``abandoned`` (queued, never
+    dispatched).
     """
 
     call_id: str
@@ -318,6 +319,8 @@ class _Run:
         self.on_finish: Callable[[SubCall], None] | None = None
         #: The kind and reason of a ``StopRun``, which the run's ``cancelled`` becomes.
         self.stopped: tuple[str, str] | None = None
+        #: Numbers of the sub-calls the program itself cancelled, recorded as they ended.
+        self.settled: set[int] = set()
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -394,11 +397,17 @@ class _Run:
             self._finish(record)
             raise
         except BaseException:
-            if record.status == "queued":
-                record.status = "abandoned"  # its dispatch event waits for the run's reason
-            else:
-                record.status = "cancelled"
+            queued = record.status == "queued"
+            record.status = "abandoned" if queued else "cancelled"
             record.is_error = True
+            if sandbox.call_abandoned():
+                # The program cancelled this call and runs on: its record is final now, its slot
+                # and its place in line are freed below.
+                text = m.SUB_CALL_ABANDONED_QUEUED if queued else m.SUB_CALL_ABANDONED
+                record.content = [{"type": "text", "text": text.format(name=wire)}]
+                self.settled.add(n)
+                self._finish(record)
+            # Otherwise the run is ending: its dispatch event waits for the run's reason (`close`).
             raise
         finally:
             gate.release()
@@ -451,6 +460,8 @@ class _Run:
     def close(self, reason: str) -> None:
         """Write the dispatch event of every call the run's end cut short."""
         for record in self.records:
+            if record.number in self.settled:
+                continue
             if record.status == "abandoned":
                 text = m.NOT_DISPATCHED.format(reason=reason, name=record.name)
             elif record.status == "cancelled":
@@ -480,6 +491,8 @@ class RunSettings:
     session: sandbox.Session | None = None
     #: Lets the host cancel the run with a reason (a server's drain); a fresh one when None.
     controller: sandbox.RunController | None = None
+    #: Gets the program's prints as they happen (the CLI on a terminal); see ``CodeMode.run``.
+    on_output: Callable[[str], None] | None = None
 
 
 _NO_SETTINGS = RunSettings()
@@ -576,7 +589,7 @@ class RunCodeTool:
         definitions = self.tools_for(ctx.agent)
         sdk = build_sdk(definitions)
         limits = settings.limits or self.limits
-        controller = settings.controller or sandbox.RunController()
+        controller = settings.controller or sandbox.RunController(on_output=settings.on_output)
         state = _Run(ctx, definitions, self.registry, self.executor, self.max_parallel_sub_calls, controller)
         state.on_dispatch = settings.on_dispatch
         state.on_finish = settings.on_finish

@@ -31,6 +31,7 @@ from typing import Any
 import sandbox
 from sandbox import guards, shims
 from sandbox.execution import Execution
+from sandbox.policy import RUNTIME_CHECKED_ATTRIBUTES
 
 #: The zoo itself, as a snippet prologue. `ZOO` maps a name to a zoo value; `LOG` is the
 #: recorder log; `BUILT` lists the members that could be built (the rest were refused by the
@@ -618,8 +619,8 @@ def find_forbidden(values: Any, *, depth: int = 4, run_getattr: Any = None,
                    module_dicts: dict[int, str] | None = None) -> list[tuple[str, str]]:
     """Walk what a snippet received (a return value, an exception, what a recorder was passed)
     the way the snippet could: items of exact containers, an exception's arguments, and the
-    attributes in an object's `__dict__`, read as the snippet reads them (public names with
-    `guarded_getattr`, private and dunder names with the run's guard `run_getattr`; a refused
+    attributes in an object's `__dict__`, read as the snippet reads them (public names natively,
+    as source reads them, the routed names with `guarded_getattr`, private and dunder names with the run's guard `run_getattr`; a refused
     read leads nowhere). Lists (path, reason) for every forbidden object found. Container items
     are read through the base class, so no snippet `__iter__` runs."""
     found: list[tuple[str, str]] = []
@@ -632,7 +633,13 @@ def find_forbidden(values: Any, *, depth: int = 4, run_getattr: Any = None,
     def read(obj: Any, name: str) -> Any:
         if name.startswith("_"):
             return read_private(obj, name)
-        return guards.guarded_getattr(obj, name)
+        if name in RUNTIME_CHECKED_ATTRIBUTES:
+            return guards.guarded_getattr(obj, name)
+        # A public name in source is read natively (only a computed `getattr` is judged).
+        problem = guards.attribute_problem(name)
+        if problem:
+            raise AttributeError(problem)
+        return getattr(obj, name)
 
     def walk(obj: Any, path: str, level: int, handed: bool = True) -> None:
         if type(obj) in _LEAF_TYPES or id(obj) in seen:

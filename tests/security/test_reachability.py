@@ -57,6 +57,7 @@ from sandbox.policy import (
     DATA_MODEL_METHODS,
     INTROSPECTION_DUNDERS,
     READABLE_PRIVATE,
+    RUNTIME_CHECKED_ATTRIBUTES,
     SUPER_ONLY,
     is_dunder,
 )
@@ -87,6 +88,18 @@ PROBE_NAMES = (
     "im_func", "im_self", "func_globals", "func_code", "origin", "wrapped", "cache_info",
     "lock", "attrname", "register", "format", "format_map", "mro", "strptime", "sub", "subn",
 )
+
+
+def read_as_written(obj: Any, name: str) -> Any:
+    """`obj.name` as a snippet's source reads it: natively, except the names the policy routes
+    through the guard (`format`, `mro`, ...). A computed `getattr(obj, name)` is judged for
+    every name, so it never reaches more than this."""
+    if name in RUNTIME_CHECKED_ATTRIBUTES:
+        return guards.guarded_getattr(obj, name)
+    problem = guards.attribute_problem(name)
+    if problem:
+        raise AttributeError(problem)
+    return getattr(obj, name)
 
 
 def readable(name: str) -> bool:
@@ -339,7 +352,9 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
         return f"a sandbox-internal {type(obj).__module__}.{type(obj).__qualname__} object"
     if isinstance(obj, types.MethodType):
         owner = type(obj.__self__)
-        if owner in internal and owner.__name__ not in SANCTIONED_BOUND:
+        # A method bound to the run's `type` (`type.__class_getitem__`, behind `type[X]`) hands
+        # out, as `__self__` (private anyway), only the `type` the snippet names already.
+        if owner in internal and owner.__name__ not in SANCTIONED_BOUND and not _is_safe_type(obj.__self__):
             return f"a bound method of sandbox-internal {owner.__qualname__}"
     return None
 
@@ -836,7 +851,7 @@ def _children(obj: Any, counters: dict[str, int], attrs: bool, run_getattr: Any)
         out.append((f".{name}", value))
     for name in plain:
         try:
-            value = guards.guarded_getattr(obj, name)
+            value = read_as_written(obj, name)
         except Exception:
             counters["refused"] += 1
             continue
