@@ -583,7 +583,8 @@ _MODULE_BOOKKEEPING = frozenset({"__builtins__", "__loader__", "__spec__", "__wa
 
 
 def fingerprint() -> dict[str, Any]:
-    """The shared state a later run (in-process) would see: every static shim's table, the
+    """The shared state a later run (in-process) would see: every static shim's table (each run
+    gets its own module objects over it), the
     dicts of every exposed class (host classes only), and the globals of the host modules behind
     the shims and of the sandbox, each value by identity and mutable containers by content."""
     state: dict[str, Any] = {}
