@@ -107,11 +107,32 @@ def named_after(fn: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callab
     return name
 
 
+_BUFFER_TYPES = (bytes, bytearray, memoryview)
+
+
 def plain_str(value: Any) -> Any:
-    """A `str` (or bytes) argument as a plain copy: stdlib caches keyed on the object as passed
-    (`re`, `_strptime`) must never see a subclass with a lying `__eq__`/`__hash__`."""
+    """A `str` (or bytes-like) argument as a plain copy: stdlib caches keyed on the object as
+    passed (`re`, `_strptime`) must never see a subclass with a lying `__eq__`/`__hash__`. The
+    copy runs none of the argument's code: `str.__str__` and the buffer protocol of the base
+    type, never `bytes(value)`, which calls a subclass's `__bytes__`."""
     if isinstance(value, str):
         return str.__str__(value)
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value)
+    if isinstance(value, _BUFFER_TYPES):
+        if type(value) not in _BUFFER_TYPES and any(
+            "__buffer__" in type.__getattribute__(klass, "__dict__")
+            for klass in type.__getattribute__(type(value), "__mro__")
+            if klass not in _BUFFER_TYPES and klass is not object
+        ):
+            raise TypeError("a bytes subclass that defines __buffer__ is not accepted here")
+        return memoryview(value).tobytes()
     return value
+
+
+def plain_text(value: Any, what: str) -> str | bytes:
+    """An argument a process-wide stdlib cache is keyed on (a compiled pattern's source), as a
+    plain `str`/`bytes` copy; anything else is a `TypeError` before the stdlib sees it:
+    `plain_str` passes other objects through, and one stored as a cache key would have its own
+    `__eq__` run by the host's later lookups."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return plain_str(value)  # type: ignore[no-any-return]
+    raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
