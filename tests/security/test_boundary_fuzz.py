@@ -49,6 +49,7 @@ from hostile_zoo import (  # noqa: I001 - tests/security is on the path (pyproje
     _behind_shims,
     _exposed_classes,
     find_forbidden,
+    module_dicts,
     run_snippet,
 )
 from hypothesis import HealthCheck, Phase, given, settings
@@ -626,6 +627,7 @@ def run_batch(plans: list[tuple[Any, ...]]) -> tuple[list[Finding], dict[str, in
     got, ex = run_snippet(batch_source(plans))
     run_getattr = ex.globals["_getattr_"]
     owns = run_getattr.__self__.owns_class
+    modules = module_dicts()
     log = got["LOG"]
     findings: list[Finding] = []
     counts = {"ok": 0, "raised": 0, "unresolved": 0}
@@ -633,9 +635,9 @@ def run_batch(plans: list[tuple[Any, ...]]) -> tuple[list[Finding], dict[str, in
     for key, outcome, value, start, end in got["OUT"]:
         counts[outcome] += 1
         plan = by_key[key]
-        for path, reason in find_forbidden(value, run_getattr=run_getattr):
+        for path, reason in find_forbidden(value, run_getattr=run_getattr, module_dicts=modules):
             findings.append(Finding(key, plan, f"{outcome}{path}", reason))
-        for path, reason in find_forbidden(log[start:end], run_getattr=run_getattr):
+        for path, reason in find_forbidden(log[start:end], run_getattr=run_getattr, module_dicts=modules):
             findings.append(Finding(key, plan, f"passed to a hook: LOG{path}", reason))
     planted = [(w, k) for w, k in bad_cache_keys(owns) if id(k) not in planted_before]
     for where, key in planted:
@@ -727,6 +729,54 @@ def test_boundary_fuzz_inprocess(group: str) -> None:
             TOTALS[k] += v
 
     sample()
+
+
+#: The full sweep's fillers: the plain values put before a zoo value to move it to the second
+#: and third positions, and the callbacks tried in every keyword.
+SWEEP_FILLERS: tuple[tuple[str, ...], ...] = ((), ("p:str",), ("p:1",), ("p:str", "p:str"))
+SWEEP_KEYWORD_VALUES: tuple[str, ...] = (
+    "recorder", "recorder_zero", "recorder_true", "recorder_echo", "recorder_raises",
+    "recorder_async", "recorder_gen", "everything", "lying_str", "lying_dict",
+)
+
+
+def sweep_plans(targets: list[Target]) -> Iterator[tuple[Any, ...]]:
+    """Every target with every value in each of the first three positions, then with every
+    callback in every keyword."""
+    n = 0
+    for target in targets:
+        for value in VALUE_NAMES:
+            for filler in SWEEP_FILLERS:
+                yield _plan(target, (*filler, value), (), n)
+                n += 1
+        for keyword in KEYWORDS:
+            for value in SWEEP_KEYWORD_VALUES:
+                yield _plan(target, (), ((keyword, value),), n)
+                n += 1
+
+
+@pytest.mark.skipif(not FULL_SWEEP, reason="the full sweep runs on demand: CODEMODE_FUZZ=full")
+@pytest.mark.timeout(4 * 3600)
+@pytest.mark.parametrize("group", MODULE_GROUPS)
+def test_boundary_full_sweep(group: str) -> None:
+    targets = [t for t in all_targets()[group] if t.key not in _ROUTE_TARGETS]
+    problems: list[str] = []
+    batch: list[tuple[Any, ...]] = []
+
+    def flush() -> None:
+        try:
+            check_calls(batch)
+        except AssertionError as exc:
+            problems.append(str(exc))
+        batch.clear()
+
+    for plan in sweep_plans(targets):
+        batch.append(plan)
+        if len(batch) >= 500:
+            flush()
+    if batch:
+        flush()
+    assert not problems, "\n".join(problems)
 
 
 def test_zoo_is_built() -> None:
