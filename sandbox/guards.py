@@ -1,9 +1,10 @@
 """Runtime guards and the builtins a snippet sees.
 
-The compile policy refuses dangerous names it can see. These guards decide what it cannot:
-computed attribute names (`getattr(x, name)`), `str.format` field traversal, attribute writes,
-class creation, `type()` and imports. One `RunGuards` is made per run, so the set of classes the
-snippet created (the only classes it may modify) never outlives the run.
+The compile policy refuses dangerous names it can see. These guards decide what it cannot, per
+run: which names the snippet's own objects may read and write, attribute writes, class
+creation, `type()` and the builtins. What a read hands out is decided by one judge, by the
+value's identity (`sandbox.crossing`). One `RunGuards` is made per run, so the set of classes
+the snippet created (the only classes it may modify) never outlives the run.
 """
 
 from __future__ import annotations

@@ -97,11 +97,11 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
 
 #: The sandbox modules whose classes a snippet reaches (the judge's stand-ins, asyncio, the
 #: scheduler's requests, the namespace, the stop exception, the shims): frozen with the shims.
-#: Host-side modules (sessions, workers, the jail) are not: a snippet never reaches them.
+#: Host-side modules (sessions, workers, the jail, this package's `ShimSet`) are not: a snippet
+#: never reaches them. The shim modules' own classes are frozen with their shim's table.
 SNIPPET_SIDE_MODULES = (
     "sandbox.crossing", "sandbox.guards", "sandbox.aio", "sandbox.scheduler", "sandbox.namespace",
-    "sandbox.control", "sandbox.raised", "sandbox.output", "sandbox.jsonvalue", "sandbox.shims",
-    "sandbox.shims.base",
+    "sandbox.control", "sandbox.raised", "sandbox.output", "sandbox.jsonvalue", "sandbox.shims.base",
 )
 
 
