@@ -5,7 +5,7 @@ it starts, and lists the tools a file names.
 
 On start it appends one line (its pid) to ``MARKER``: the test's proof that a process started,
 seen from the server's side. ``--delay`` sleeps before answering ``initialize`` (a slow-starting
-server, as ``npx`` ones are). ``--tools`` names a JSON list of tool names, read at each
+server, as ``npx`` ones are); it writes a line to stderr before and after it. ``--tools`` names a JSON list of tool names, read at each
 ``tools/list`` (default ``["echo"]``), or an object ``{"version": V, "tools": [...]}`` (an upgrade
 in place: the same command and arguments, another version); each tool answers ``<name>:<text>``.
 """
@@ -59,6 +59,8 @@ def main() -> None:
     sys.stderr.write("marker server: starting\n")
     sys.stderr.flush()
     time.sleep(DELAY)
+    sys.stderr.write("marker server: ready\n")
+    sys.stderr.flush()
     for line in sys.stdin:
         message = json.loads(line)
         if "id" not in message:
