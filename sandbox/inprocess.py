@@ -90,6 +90,7 @@ class InProcessRuntime:
             if state is not None:
                 state.leave()
             _clear_shared_caches()
+            execution.shims.restore_shared()
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,

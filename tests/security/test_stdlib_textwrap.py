@@ -1,6 +1,6 @@
 """textwrap: TextWrapper instances and the class cannot be modified by a snippet, and its shared
-translation table must not be changed for the host (an open in-process limitation, kept as a
-strict xfail; in a worker the change dies with the single-use process).
+translation table must not stay changed for the host (in-process, it is put back after the run;
+in a worker the change dies with the single-use process).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ async def test_textwrap_writes_refused(sb, name, code, kind, fragments):
     await sb.assert_refused(code, kind, *fragments, docs={"f": "doc f", "g": "doc g"})
 
 
-# == open (in-process limitation): TextWrapper.unicode_whitespace_trans is a shared host dict ==
+# == closed: TextWrapper.unicode_whitespace_trans is a shared host dict, put back after a run ==
 #
 # Readable as a public class attribute (and also handed to a str subclass's `translate` by
 # `_munge_whitespace`); mutating it changes `textwrap.wrap/fill` for the whole host process.
@@ -45,8 +45,9 @@ return textwrap.fill("qqq")
 """
 
 
-@pytest.mark.xfail(strict=True, reason="in-process limitation (SECURITY.md): TextWrapper.unicode_whitespace_trans is a mutable public class attribute shared with the host")
 def test_textwrap_translate_table_not_shared(isolated):
+    # The table is recorded when the shared state is frozen and put back after the run
+    # (`sandbox.crossing`); during the run, the change is the run's own.
     check = "import textwrap\nstate = textwrap.fill('qqq')"
     report = isolated(TEXTWRAP_POISON, check)
     assert report["before"] == "qqq"
