@@ -389,6 +389,14 @@ OPEN_ROUTES: dict[str, Route] = {
 #: Routes the fuzz found that are closed now: regular tests (`test_closed_route`), and their
 #: targets are back in the sample.
 CLOSED_ROUTES: dict[str, Route] = {
+    "fnmatch-caches-a-pattern-that-is-not-text": Route(
+        ("fnmatch.fnmatchcase", "fnmatch.fnmatch", "fnmatch.filter", "fnmatch.translate"),
+        ("fnmatch.fnmatchcase", ("p:str", "everything")),
+        "fnmatch.fnmatchcase(name, obj) stored a snippet object that is not a str as a key of "
+        "the process-wide fnmatch._compile_pattern cache (plain_str passed it through); closed: "
+        "a pattern must be str or bytes (shims/base.py plain_text; also "
+        "tests/security/test_stdlib_text.py)",
+    ),
     "classmethod-creates-a-shared-annotations-dict": Route(
         ("builtins.classmethod", "builtins.staticmethod"),
         ("builtins.classmethod", ("t:string.Template",)),
