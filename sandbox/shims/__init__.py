@@ -19,14 +19,17 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ..guards import RunGuards
+from ..guards import RunGuards, build_builtins
+from ..raised import mark_raised
 from . import (
+    abc,
     asyncio,
     base64,
     binascii,
     bisect,
     calendar,
     collections,
+    contextlib,
     copy,
     csv,
     dataclasses,
@@ -70,12 +73,11 @@ from .base import ModuleShim, ShimContext
 from .copy import _checked_copy, _checked_deepcopy  # noqa: F401 - checked by the security tests
 from .enum import _EnumType  # noqa: F401 - checked by the security tests
 from .functools import cached_property
-from .operator import attrgetter, methodcaller
 from .string import Template
 
 _SHIM_MODULES: tuple[ModuleType, ...] = (
-    asyncio, base64, binascii, bisect, calendar, collections, copy, csv, dataclasses, datetime,
-    decimal, difflib, enum, fnmatch, fractions, functools, graphlib, hashlib, heapq, html, io,
+    abc, asyncio, base64, binascii, bisect, calendar, collections, contextlib, copy, csv,
+    dataclasses, datetime, decimal, difflib, enum, fnmatch, fractions, functools, graphlib, hashlib, heapq, html, io,
     itertools, json, math, numbers, operator, pathlib, pprint, random, re, secrets, shlex,
     statistics, string, struct, textwrap, time, tomllib, typing, unicodedata, urllib_parse, uuid,
     zlib, zoneinfo,
@@ -124,6 +126,17 @@ class ShimSet:
         self._ctx.expire = expire
         self._ctx.print_fn = print_fn
 
+    def bind_run(self, builtins: Mapping[str, Any], hooks: Mapping[str, Any]) -> None:
+        """The run's builtins and compiler hooks (`_tick_`, `_raise_`, ...), for the preludes:
+        refilled in place, so the preludes a session ran in an earlier run follow this one."""
+        ctx = self._ctx
+        ctx.builtins.clear()
+        ctx.builtins.update(builtins)
+        ctx.hooks.clear()
+        ctx.hooks.update(hooks)
+        for module_globals in ctx.preludes:
+            module_globals.update(hooks)
+
     def get(self, name: str) -> ModuleShim | None:
         shim = _STATIC_SHIMS.get(name) or self._per_run.get(name)
         if shim is not None:
@@ -137,6 +150,10 @@ class ShimSet:
         if module is None:
             return None
         if getattr(module, "PER_RUN", False):
+            if not self._ctx.builtins:
+                # Used outside an execution (tests, tools): the run builtins a snippet would get.
+                self.bind_run(build_builtins(self._ctx.guards, print_fn=self._ctx.print_fn,
+                                             import_fn=make_import(self)), {"_raise_": mark_raised})
             shim = self._per_run[name] = ModuleShim(name, module.build(self._ctx))
         else:
             shim = _STATIC_SHIMS[name] = ModuleShim(name, _static_attrs()[name])
@@ -184,7 +201,7 @@ def make_import(shims: ShimSet) -> Callable[..., Any]:
 
 
 # The sandbox's replacements show the package path, as a module shim's members would.
-for _cls in (Template, attrgetter, cached_property, methodcaller):
+for _cls in (Template, cached_property):
     _cls.__module__ = __name__
 del _cls
 
@@ -193,8 +210,6 @@ __all__ = [
     "ModuleShim",
     "ShimSet",
     "Template",
-    "attrgetter",
     "cached_property",
     "make_import",
-    "methodcaller",
 ]

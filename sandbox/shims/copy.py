@@ -12,12 +12,11 @@ from __future__ import annotations
 import collections
 import copy
 import types
-from collections.abc import Callable
 from typing import Any
 
 from ..guards import DeepcopyHook, DeepcopyMemo, memo_of
 from ..policy import FILENAME
-from .base import ModuleShim, named_after
+from .base import ModuleShim
 
 NAME = "copy"
 
@@ -145,17 +144,6 @@ def _checked_deepcopy(x: Any, memo: Any = None) -> Any:
     real = DeepcopyMemo() if memo is None else memo_of(memo)
     copy_problem(x, deep=True)
     return copy.deepcopy(x, real)
-
-
-def checked_copying(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`dataclasses.asdict`/`astuple` deep-copy the values they find: the same check first."""
-
-    @named_after(fn)
-    def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
-        copy_problem(obj, deep=True)
-        return fn(obj, *args, **kwargs)
-
-    return call
 
 
 def attrs() -> dict[str, Any]:
