@@ -25,7 +25,10 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+
 from .guards import RunGuards, is_snippet_function
+from .policy import RUNTIME_CHECKED_ATTRIBUTES
 
 #: Exact types a plain kernel accepts as they are (immutable, no snippet code in them).
 PLAIN_SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
@@ -113,6 +116,10 @@ COPY_ATOMIC = frozenset(
 )
 
 
+#: Public names the guard does more for than a plain read (judges, or refuses).
+_NOT_PLAIN_READS = frozenset(RUNTIME_CHECKED_ATTRIBUTES | INSPECT_ATTRIBUTES)
+
+
 class RunKernels:
     """The kernels that need the run: each takes only objects the run owns (by identity)."""
 
@@ -120,6 +127,20 @@ class RunKernels:
 
     def __init__(self, guards: RunGuards) -> None:
         self._guards = guards
+
+    def reader(self) -> Callable[[Any, Any], Any]:
+        """The snippet's `getattr(obj, name)`, with a short path for the names whose guarded
+        read is a plain read (public, neither judged nor refused): what `obj.name` compiles to.
+        Every other name takes the run's guarded getattr. For the getters' hot loops."""
+        checked = self._guards.getattr
+        not_plain = _NOT_PLAIN_READS
+
+        def read(obj: Any, name: Any) -> Any:
+            if type(name) is str and name[:1] != "_" and name not in not_plain and not name.endswith("__roles__"):
+                return getattr(obj, name)
+            return checked(obj, name)
+
+        return read
 
     def owns(self, obj: Any) -> bool:
         """The snippet (or a prelude) made this object, its class, or this function."""

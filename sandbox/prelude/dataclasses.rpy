@@ -2,7 +2,8 @@
 # snippet policy).
 #
 # `fields`, `replace`, `asdict` and `astuple` read a dataclass's fields by name: here every read
-# is the snippet's own guarded `getattr`, and the field list comes from the `field_table`
+# is the snippet's own guarded `getattr` (`read`: with the kernels' short path for plain public
+# names), and the field list comes from the `field_table`
 # kernel, which accepts only real `Field` objects. Field lists are cached per class for the
 # run (a class that is not a dataclass is remembered only when it is not the snippet's own,
 # since `@dataclass` may still turn one of those into a dataclass); unlike CPython, a
@@ -63,10 +64,11 @@ def replace(obj, /, **changes):
 
     This is especially useful for frozen classes.
     """
-    if not is_instance(obj):
-        raise TypeError("replace() should be called on dataclass instances")
     cls = type(obj)
-    for field, name, kind, init, has_default in field_rows(cls):
+    rows = None if isinstance(obj, type) else field_rows(cls)
+    if rows is None:
+        raise TypeError("replace() should be called on dataclass instances")
+    for field, name, kind, init, has_default in rows:
         if kind == "classvar":
             continue
         if not init:
@@ -77,7 +79,7 @@ def replace(obj, /, **changes):
         if name not in changes:
             if kind == "initvar" and not has_default:
                 raise ValueError(f"InitVar {name!r} must be specified with replace()")
-            changes[name] = getattr(obj, name)
+            changes[name] = read(obj, name)
     return cls(**changes)
 
 
@@ -97,8 +99,8 @@ def asdict_inner(obj, dict_factory):
     names = field_names(cls) if not isinstance(obj, type) else None
     if names is not None:
         if dict_factory is dict:
-            return {name: asdict_inner(getattr(obj, name), dict) for name in names}
-        return dict_factory([(name, asdict_inner(getattr(obj, name), dict_factory)) for name in names])
+            return {name: asdict_inner(read(obj, name), dict) for name in names}
+        return dict_factory([(name, asdict_inner(read(obj, name), dict_factory)) for name in names])
     if cls is list:
         return [asdict_inner(v, dict_factory) for v in obj]
     if cls is dict:
@@ -131,7 +133,7 @@ def astuple_inner(obj, tuple_factory):
         return obj
     names = field_names(cls) if not isinstance(obj, type) else None
     if names is not None:
-        return tuple_factory([astuple_inner(getattr(obj, name), tuple_factory) for name in names])
+        return tuple_factory([astuple_inner(read(obj, name), tuple_factory) for name in names])
     if cls is list:
         return [astuple_inner(v, tuple_factory) for v in obj]
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):

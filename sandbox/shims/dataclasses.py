@@ -24,7 +24,8 @@ _ATOMIC = frozenset({*PLAIN_SCALARS, complex})
 def build(ctx: ShimContext) -> dict[str, Any]:
     kernels = RunKernels(ctx.guards)
     namespace = ctx.run_prelude(
-        "dataclasses", NAME, {"field_table": field_table, "owns": kernels.owns, "ATOMIC": _ATOMIC}
+        "dataclasses", NAME,
+        {"field_table": field_table, "owns": kernels.owns, "read": kernels.reader(), "ATOMIC": _ATOMIC},
     )
     return {
         **pick(dataclasses, ["field", "is_dataclass", "FrozenInstanceError", "MISSING", "KW_ONLY", "InitVar"]),

@@ -11,6 +11,7 @@ import functools
 import operator
 from typing import Any
 
+from ..kernels import RunKernels
 from .base import ShimContext, public
 
 NAME = "operator"
@@ -23,5 +24,5 @@ def _static() -> dict[str, Any]:
 
 
 def build(ctx: ShimContext) -> dict[str, Any]:
-    namespace = ctx.run_prelude("operator", NAME, {"read": ctx.guards.getattr})
+    namespace = ctx.run_prelude("operator", NAME, {"read": RunKernels(ctx.guards).reader()})
     return {**_static(), "attrgetter": namespace["attrgetter"], "methodcaller": namespace["methodcaller"]}
