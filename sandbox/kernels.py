@@ -157,6 +157,17 @@ class RunKernels:
         if is_snippet_function(wrapper) and isinstance(value, dict):
             wrapper.__annotations__ = value
 
+    def wrap_function(self, wrapper: Any, wrapped: Any) -> bool:
+        """`functools.update_wrapper` with the standard names, done at once when both are the
+        snippet's own plain functions (the common `@wraps(f)` case); False otherwise, and the
+        prelude takes the general path. Only fixed attributes of exact functions are read and
+        written (the names, the docs, `__annotations__`, `__dict__`), so no snippet code runs."""
+        if not (type(wrapper) is types.FunctionType and type(wrapped) is types.FunctionType
+                and is_snippet_function(wrapper) and is_snippet_function(wrapped)):
+            return False
+        functools.update_wrapper(wrapper, wrapped)
+        return True
+
     def cache_wrapper(self, fn: Any, maxsize: Any, typed: Any) -> Any:
         """`functools.lru_cache`'s C wrapper around `fn`, named after `fn` with the snippet's
         rights: `__dict__` and annotations only from the snippet's own functions, and from a
@@ -169,21 +180,21 @@ class RunKernels:
         wrapper = functools._lru_cache_wrapper(  # type: ignore[attr-defined]
             fn, maxsize, typed, functools._CacheInfo  # type: ignore[attr-defined]
         )
-        guards = self._guards
-        for name in ("__module__", "__name__", "__qualname__", "__doc__"):
-            try:
-                value = guards.getattr(fn, name)
-            except AttributeError:
-                continue
-            if value is None or type(value) is str:
-                setattr(wrapper, name, value)
-            elif isinstance(value, str):
-                setattr(wrapper, name, str.__str__(value))
-        if guards.owns(fn) and is_snippet_function(fn):
-            wrapper.__dict__.update(fn.__dict__)
-            wrapper.__annotations__ = fn.__annotations__
-        # As in CPython; the guard hands `__wrapped__` out only when it is the snippet's own.
-        wrapper.__wrapped__ = fn
+        if type(fn) is types.FunctionType and is_snippet_function(fn):
+            functools.update_wrapper(wrapper, fn)  # fixed attributes of an exact function
+        else:
+            guards = self._guards
+            for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+                try:
+                    value = guards.getattr(fn, name)
+                except AttributeError:
+                    continue
+                if value is None or type(value) is str:
+                    setattr(wrapper, name, value)
+                elif isinstance(value, str):
+                    setattr(wrapper, name, str.__str__(value))
+            # As in CPython; the guard hands `__wrapped__` out only when it is the snippet's own.
+            wrapper.__wrapped__ = fn
         wrapper.cache_parameters = functools.partial(dict, maxsize=maxsize, typed=typed)
         return wrapper
 

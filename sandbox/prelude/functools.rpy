@@ -21,6 +21,8 @@ def update_wrapper(wrapper, wrapped, assigned=WRAPPER_ASSIGNMENTS, updated=WRAPP
     are updated with the corresponding attribute from the wrapped
     function (defaults to functools.WRAPPER_UPDATES)
     """
+    if assigned is WRAPPER_ASSIGNMENTS and updated is WRAPPER_UPDATES and wrap_function(wrapper, wrapped):
+        return wrapper
     if not owns(wrapper):
         raise TypeError("functools.update_wrapper() only changes the snippet's own functions")
     own = owns(wrapped)

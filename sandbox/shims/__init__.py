@@ -130,6 +130,11 @@ class ShimSet:
         """The run's builtins and compiler hooks (`_tick_`, `_raise_`, ...), for the preludes:
         refilled in place, so the preludes a session ran in an earlier run follow this one."""
         ctx = self._ctx
+        if not ctx.preludes:
+            # Nothing holds the previous run's: no copy (a run that imports no prelude pays nothing).
+            ctx.builtins = builtins if type(builtins) is dict else dict(builtins)
+            ctx.hooks = dict(hooks)
+            return
         ctx.builtins.clear()
         ctx.builtins.update(builtins)
         ctx.hooks.clear()

@@ -14,8 +14,7 @@ import copy
 import types
 from typing import Any
 
-from ..guards import DeepcopyHook, DeepcopyMemo, memo_of
-from ..policy import FILENAME
+from ..guards import DeepcopyHook, DeepcopyMemo, is_snippet_function, memo_of
 from .base import ModuleShim
 
 NAME = "copy"
@@ -56,7 +55,8 @@ def _trusted_hook(cls: type, name: str, value: Any) -> bool:
     if isinstance(value, types.FunctionType):
         # `__copy__`/`__deepcopy__` only hand their result back to the caller (no `setattr`
         # follows), so the snippet's own are fine; the reduce family's results drive `setattr`.
-        return value.__code__.co_filename != FILENAME or name in _RESULT_ONLY_HOOKS
+        # A prelude's function is the run's own code too (`is_snippet_function`).
+        return not is_snippet_function(value) or name in _RESULT_ONLY_HOOKS
     if isinstance(value, (types.WrapperDescriptorType, types.MethodDescriptorType)):
         return value.__objclass__ is cls and value.__name__ == name
     return False

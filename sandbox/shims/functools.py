@@ -144,7 +144,7 @@ def build(ctx: ShimContext) -> dict[str, Any]:
     kernels = RunKernels(ctx.guards)
     namespace = ctx.run_prelude("functools", NAME, {
         "owns": kernels.owns, "copy_annotations": kernels.copy_annotations,
-        "cache_wrapper": kernels.cache_wrapper,
+        "cache_wrapper": kernels.cache_wrapper, "wrap_function": kernels.wrap_function,
     })
     return {
         **{name: namespace[name] for name in _PRELUDE_NAMES},

@@ -334,3 +334,14 @@ async def test_urlencode_walks_the_query_as_the_snippet_and_quotes_plain_copies(
     for quoter in [o for o in gc.get_objects() if isinstance(o, urllib.parse._Quoter)]:  # type: ignore[attr-defined]
         assert {type(k) for k in dict.keys(quoter)} <= {int}
     assert urllib.parse.quote_plus("a&b") == "a%26b"
+
+
+def test_a_prelude_function_planted_as_a_copy_hook_counts_as_the_snippets() -> None:
+    """The checked copy trusts class-level reduce hooks only when host code defined them; a
+    prelude's function is the run's own code, so a class built from data with one is refused."""
+    import enum
+
+    urlencode = shims.ShimSet(RunGuards(), {}).get("urllib.parse").urlencode  # type: ignore[union-attr]
+    made = enum.Enum("Made", {"A": 1, "__reduce_ex__": urlencode, "__copy__": None})  # type: ignore[misc]
+    with pytest.raises(TypeError, match="defines __reduce_ex__ outside a class statement"):
+        shims._checked_copy(made.A)
