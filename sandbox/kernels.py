@@ -9,9 +9,10 @@ the object chose, call its hooks, store it in process-wide state). Two kinds kee
   `bool`, `None`, and `tuple`/`list`/`dict` of those, checked by exact type and rebuilt through
   the base types' own methods, so no snippet method (`__eq__`, `__hash__`, `__iter__`,
   `__bytes__`, `__index__`) runs while they work;
-- *run* kernels (`RunKernels`) take the run's own objects, checked by identity against the
-  run's guards (a class the snippet made, its own function, an exact `dataclasses.Field`), and
-  touch them only through slots (`object.__new__`, a member descriptor) or as an operator would.
+- *run* kernels (`RunKernels`, and `field_table`) change only the run's own objects, checked by
+  identity against the run's guards (a class the snippet made, its own function); anything
+  else they read through exact types' slots (a `dataclasses.Field`'s member descriptors), with
+  the run's guarded `getattr`, or treat as an operator would (call it).
 
 Both raise plain `TypeError`/`ValueError` with one sentence, never a new exception type.
 """
