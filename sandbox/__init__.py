@@ -8,7 +8,7 @@ code). It reaches the host only through named async functions ("bindings"), by J
 
 from .api import BackendName, Runtime, check, get_runtime, jail_status, run
 from .control import RunController
-from .host import BindingError
+from .host import BindingError, call_abandoned
 from .inprocess import InProcessRuntime
 from .jail import JailError, JailStatus
 from .jsonvalue import escape_surrogates
@@ -40,6 +40,7 @@ __all__ = [
     "SessionLimits",
     "ToolCallError",
     "WorkerRuntime",
+    "call_abandoned",
     "check",
     "escape_surrogates",
     "get_runtime",

@@ -21,6 +21,7 @@ from .control import RunStopped
 from .guards import CheckedMethods, seal
 from .scheduler import (
     _KEY,
+    ALREADY_AWAITED,
     MAX_SLEEP,
     CancelledError,
     PendingCall,
@@ -210,11 +211,22 @@ def current_task() -> Task | None:
 
 
 def _coroutine(coro: Any, what: str) -> Any:
+    """The coroutine a new task runs: the snippet's own, or one that awaits a pending tool call
+    (a tool call is a coroutine to the snippet, as an `async def` tool would be in CPython)."""
+    if type(coro) is PendingCall:
+        if coro._awaited:
+            raise RuntimeError(ALREADY_AWAITED)
+        return _await_one(coro)
     if not isinstance(coro, types.CoroutineType):
         raise TypeError(f"{what} needs a coroutine, got a '{type(coro).__name__}'")
     if inspect.getcoroutinestate(coro) != inspect.CORO_CREATED:
         raise RuntimeError("cannot reuse already awaited coroutine")
     return coro
+
+
+def iscoroutine(obj: Any) -> bool:
+    """`asyncio.iscoroutine`: true for the snippet's coroutines and for pending tool calls."""
+    return type(obj) is PendingCall or isinstance(obj, types.CoroutineType)
 
 
 def create_task(coro: Any, *, name: Any = None) -> Task:
@@ -306,9 +318,23 @@ def gather(*aws: Any, return_exceptions: bool = False) -> _GatheringFuture:
 def _ensure_task(aw: Any) -> Task:
     if isinstance(aw, Task):
         return aw
-    if isinstance(aw, (PendingCall, _Awaitable, _Shielded, _GatheringFuture)):
+    if isinstance(aw, (_Awaitable, _Shielded, _GatheringFuture)):
         return create_task(_await_one(aw))
     return create_task(aw)
+
+
+def ensure_future(aw: Any, *, loop: Any = None) -> Any:
+    """`asyncio.ensure_future`: a task or gather future as it is; a coroutine, tool call or
+    other awaitable wrapped in a new task."""
+    if loop is not None:
+        raise TypeError("ensure_future() takes no loop in the sandbox")
+    if isinstance(aw, (Task, _GatheringFuture)):
+        return aw
+    if type(aw) is PendingCall or isinstance(aw, types.CoroutineType):
+        return create_task(aw)
+    if isinstance(aw, (_Awaitable, _Shielded)) or hasattr(type(aw), "__await__"):
+        return create_task(_await_one(aw))
+    raise TypeError(_NOT_AWAITABLE)
 
 
 class _Shielded(_Internal):
@@ -890,7 +916,7 @@ class TaskGroup(_Final):
         if not self._entered:
             raise RuntimeError("TaskGroup has not been entered")
         if self._aborting or (self._exiting and not self._tasks):
-            if isinstance(coro, types.CoroutineType):
+            if type(coro) is PendingCall or isinstance(coro, types.CoroutineType):
                 coro.close()
             raise RuntimeError("TaskGroup is shutting down")
         task = create_task(coro, name=name)
@@ -954,7 +980,8 @@ ASYNCIO_SHIM: dict[str, Any] = {
     "wait_for": wait_for, "timeout": timeout, "wait": wait, "as_completed": as_completed,
     "FIRST_COMPLETED": FIRST_COMPLETED, "FIRST_EXCEPTION": FIRST_EXCEPTION,
     "ALL_COMPLETED": ALL_COMPLETED, "TaskGroup": TaskGroup, "timeout_at": timeout_at,
-    "shield": shield, "current_task": current_task,
+    "shield": shield, "current_task": current_task, "ensure_future": ensure_future,
+    "iscoroutine": iscoroutine,
 }
 
 # Judged by the class factory over every base's MRO, whatever `__init_subclass__` chain a

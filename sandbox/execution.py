@@ -340,6 +340,8 @@ def format_exception(exc: BaseException, source: str, label: str = "tools") -> s
     name = _TYPE_NAME.__get__(type(exc))
     text = cut_text(_safe_str(exc), MAX_EXCEPTION_TEXT)
     out = [f"{name}: {text}" if text else name]
+    if isinstance(exc, BaseExceptionGroup):
+        out.extend(_group_lines(exc))
     if frames:
         out.append("Traceback (most recent call last):")
         previous, repeats = None, 0
@@ -357,6 +359,26 @@ def format_exception(exc: BaseException, source: str, label: str = "tools") -> s
     if "PendingCall" in text or "coroutine" in text:
         out.append(AWAIT_HINT.format(label=label))
     return "\n".join(out)
+
+
+_GROUP_MEMBERS = BaseExceptionGroup.__dict__["exceptions"]
+#: Sub-exceptions of a group listed in an error (the rest are counted).
+MAX_GROUP_LINES = 5
+
+
+def _group_lines(group: BaseExceptionGroup) -> list[str]:
+    """One line per sub-exception of an exception group that ended the run (`except*` that
+    matched nothing, a `TaskGroup`'s failures), read from the slot, as CPython's traceback
+    lists them; nested groups are shown by their own first line."""
+    members = _GROUP_MEMBERS.__get__(group)
+    out = []
+    for i, member in enumerate(members[:MAX_GROUP_LINES], 1):
+        name = _TYPE_NAME.__get__(type(member))
+        text = cut_text(_safe_str(member), MAX_EXCEPTION_TEXT // MAX_GROUP_LINES)
+        out.append(f"  [{i}] {name}: {text}" if text else f"  [{i}] {name}")
+    if len(members) > MAX_GROUP_LINES:
+        out.append(f"  [and {len(members) - MAX_GROUP_LINES} more]")
+    return out
 
 
 def _frame_lines(frame: tuple[int, str] | None, lines: list[str]) -> list[str]:

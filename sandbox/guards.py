@@ -528,6 +528,13 @@ def guarded_hasattr(obj: Any, name: Any) -> bool:
     return True
 
 
+#: Why `__subclasses__` is refused on anything but the snippet's own classes.
+SUBCLASSES_REFUSED = (
+    'attribute "__subclasses__" is only available on classes the snippet defines: a host '
+    "class's subclasses are host classes; keep your own registry (in __init_subclass__) instead"
+)
+
+
 class _TypeMeta(type):
     def __instancecheck__(cls, obj: Any) -> bool:
         return isinstance(obj, type)
@@ -562,6 +569,11 @@ class SafeType(metaclass=_TypeMeta):
         if make is None:
             raise TypeError("type() with three arguments is not available here; define classes with 'class'")
         return make(*args, **kwargs)
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        """`type[X]` (annotations such as `type[BaseException] | None`): an alias over this
+        `type`, so its `__origin__` is never the real metaclass."""
+        return types.GenericAlias(cls, item)
 
 
 SafeType.__name__ = "type"
@@ -806,6 +818,8 @@ class RunGuards:
             return tuple(c for c in found if not _hidden_base(c))
         if name in ("__setattr__", "__delattr__"):
             return _CheckedWrite(self, getattr(obj, name), name == "__delattr__")
+        if name == "__subclasses__":
+            return self._subclasses_of(obj)
         if name in ("__cause__", "__context__", "__suppress_context__", "__notes__"):
             if not isinstance(obj, BaseException):
                 raise _cpython_no_attribute(obj, name)
@@ -821,6 +835,18 @@ class RunGuards:
                 'attribute "__wrapped__" is not accessible: it is not the snippet\'s own function'
             )
         return value
+
+    def _subclasses_of(self, cls: Any) -> Callable[[], list[type]]:
+        """`cls.__subclasses__` on the snippet's own class: its direct subclasses that are the
+        snippet's own too (a host class never subclasses one, and would not be listed)."""
+        if not (isinstance(cls, type) and self.owns_class(cls)):
+            raise AttributeError(SUBCLASSES_REFUSED)
+
+        def __subclasses__() -> list[type]:
+            return [c for c in type.__subclasses__(cls) if self.owns_class(c)]
+
+        __subclasses__.__qualname__ = f"{cls.__qualname__}.__subclasses__"
+        return __subclasses__
 
     def hasattr(self, obj: Any, name: Any) -> bool:
         name = plain_name(name)

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
+
+import anyio
 
 from .jsonvalue import NotJSONError, escape_surrogates, to_json_value
 
@@ -44,8 +47,54 @@ def escaped_inputs(code: str, bindings: Bindings, docs: Mapping[str, str] | None
     return code, bindings, docs
 
 
-async def invoke(bindings: Bindings, name: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[bool, Any]:
-    """Run one binding; `(True, value)` or `(False, message)`. Never raises but for cancellation."""
+class CallScope:
+    """One binding call's cancel scope: a backend's driver calls `abandon` when the snippet
+    cancels the task that awaits the call (`asyncio.timeout`, `wait_for`, `Task.cancel`), so
+    the binding sees a cancellation, stops holding what it holds, and can tell this from the
+    run's own end with `call_abandoned()`."""
+
+    __slots__ = ("scope", "abandoned")
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+        self.abandoned = False
+
+    def abandon(self) -> None:
+        self.abandoned = True
+        self.scope.cancel()
+
+
+_CURRENT_CALL: ContextVar[CallScope | None] = ContextVar("sandbox_current_call", default=None)
+
+
+def call_abandoned() -> bool:
+    """Whether the snippet abandoned the binding call running in this task: true once the task
+    that awaited it was cancelled (the binding is being cancelled for that reason), false
+    when the cancellation is the run's own end or anything else."""
+    scope = _CURRENT_CALL.get()
+    return scope is not None and scope.abandoned
+
+
+async def invoke(bindings: Bindings, name: str, args: list[Any], kwargs: dict[str, Any],
+                 scope: CallScope | None = None) -> tuple[bool, Any] | None:
+    """Run one binding; `(True, value)` or `(False, message)`, or None when the snippet
+    abandoned the call through `scope` (before it started, or while it ran). Never raises but
+    for cancellation."""
+    if scope is not None and scope.abandoned:
+        return None  # cancelled before it started: as a task cancelled before it runs, it never runs
+    # Set even without a scope: a binding that runs a nested run must not see the outer call's.
+    token = _CURRENT_CALL.set(scope)
+    try:
+        if scope is None:
+            return await _invoke(bindings, name, args, kwargs)
+        with scope.scope:
+            outcome = await _invoke(bindings, name, args, kwargs)
+    finally:
+        _CURRENT_CALL.reset(token)
+    return None if scope.abandoned else outcome
+
+
+async def _invoke(bindings: Bindings, name: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[bool, Any]:
     fn = bindings.get(name)
     if fn is None:
         return False, f"no host function named '{name}'"

@@ -20,7 +20,7 @@ import anyio
 
 from .control import RunController, RunStopped, cancel_on, interruption
 from .execution import Execution, syntax_result
-from .host import Bindings, escaped_inputs, invoke
+from .host import Bindings, CallScope, escaped_inputs, invoke
 from .limits import Limits, wall_time_message
 from .policy import PolicyError
 from .result import RunResult
@@ -93,12 +93,21 @@ class InProcessRuntime:
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,
                  controller: RunController | None) -> RunResult:
     sched = execution.scheduler
-    send, receive = anyio.create_memory_object_stream[tuple[int, bool, object]](math.inf)
+    send, receive = anyio.create_memory_object_stream[tuple[int, tuple[bool, object] | None]](math.inf)
     in_flight = 0
+    #: The cancel scope of each call in flight, for the calls the snippet abandons.
+    scopes: dict[int, CallScope] = {}
 
-    async def call(call_id: int, name: str, args: list, kwargs: dict) -> None:
-        ok, value = await invoke(bindings, name, args, kwargs)
-        send.send_nowait((call_id, ok, value))
+    async def call(call_id: int, name: str, args: list, kwargs: dict, scope: CallScope) -> None:
+        try:
+            outcome = await invoke(bindings, name, args, kwargs, scope)
+        finally:
+            scopes.pop(call_id, None)
+        send.send_nowait((call_id, outcome))
+
+    def settle(call_id: int, outcome: tuple[bool, object] | None) -> None:
+        if outcome is not None:  # None: abandoned, and the task that awaited it knows already
+            sched.resolve(call_id, *outcome)
 
     try:
         while True:
@@ -112,15 +121,23 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
                     sched.close()
                 return execution.result()
             batch = sched.take_outbox()
-            if len(batch) == 1 and in_flight == 0 and not sched.ready and not sched.timers:
-                # The common sequential case: await the binding inline, no task needed.
+            abandoned = sched.take_abandoned()
+            if (len(batch) == 1 and in_flight == 0 and not sched.ready and not sched.timers
+                    and not abandoned):
+                # The common sequential case: await the binding inline, no task needed (nothing
+                # can run, so nothing can abandon the call, until it answers).
                 call_id, req = batch[0]
-                ok, value = await invoke(bindings, req._name, req._args, req._kwargs)
-                sched.resolve(call_id, ok, value)
+                outcome = await invoke(bindings, req._name, req._args, req._kwargs)
+                settle(call_id, outcome)
                 continue
             for call_id, req in batch:
                 in_flight += 1
-                tg.start_soon(call, call_id, req._name, req._args, req._kwargs)
+                scope = scopes[call_id] = CallScope()
+                tg.start_soon(call, call_id, req._name, req._args, req._kwargs, scope)
+            for call_id in abandoned:
+                scope = scopes.get(call_id)
+                if scope is not None:
+                    scope.abandon()
             if sched.ready:
                 continue
             deadline = sched.next_deadline()
@@ -128,16 +145,16 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
                 raise execution.verdict.stop("exception", "the snippet awaits something that can never finish")
             delay = math.inf if deadline is None else max(0.0, deadline - time.monotonic())
             with anyio.move_on_after(delay):
-                call_id, ok, value = await receive.receive()
+                call_id, outcome = await receive.receive()
                 in_flight -= 1
-                sched.resolve(call_id, ok, value)
+                settle(call_id, outcome)
                 while True:
                     try:
-                        call_id, ok, value = receive.receive_nowait()
+                        call_id, outcome = receive.receive_nowait()
                     except anyio.WouldBlock:
                         break
                     in_flight -= 1
-                    sched.resolve(call_id, ok, value)
+                    settle(call_id, outcome)
             sched.fire_timers()
     except RunStopped as stopped:
         return execution.failure(execution.describe_exception(stopped))

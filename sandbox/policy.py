@@ -104,6 +104,7 @@ INTROSPECTION_DUNDERS = frozenset(
         "__bases__", "__args__", "__origin__", "__parameters__", "__metadata__", "__cause__",
         "__context__", "__suppress_context__", "__notes__", "__setattr__", "__delattr__",
         "__defaults__", "__kwdefaults__", "__set_name__", "__get__", "__set__", "__delete__",
+        "__subclasses__", "__required_keys__", "__optional_keys__", "__total__",
     }
 )
 
@@ -203,7 +204,6 @@ class PolicyError(Exception):
 
 # RestrictedPython's own messages, for the checks we inherit, rewritten into our voice.
 _REWRITES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"^TryStar statements are not allowed\.$"), "try/except* is not supported"),
     (re.compile(r"^(\w+) statements are not allowed\.$"), r"\1 syntax is not supported"),
     (re.compile(r"^Exec calls are not allowed\.$"), "exec() is not available"),
     (re.compile(r"^Eval calls are not allowed\.$"), "eval() is not available"),
@@ -232,7 +232,15 @@ def class_name_problem(name: str) -> str | None:
     return _name_problem(name, "name", in_class=True)
 
 
+#: Reserved-looking names a class body may define as methods: the hooks `enum` calls on the
+#: snippet's own enum class, with the snippet's own values (`_missing_(value)`) or plain data
+#: (`_generate_next_value_(name, start, count, last_values)` gets a copy of the list).
+CLASS_HOOK_METHODS = frozenset({"_missing_", "_generate_next_value_"})
+
+
 def _name_problem(name: str, what: str, *, in_class: bool = False) -> str | None:
+    if in_class and name in CLASS_HOOK_METHODS:
+        return None
     if is_machinery(name) and not (in_class and is_dunder(name) and name not in UNDEFINABLE_DUNDERS):
         return f'{what} "{name}" is not allowed: names that start and end with "_" are reserved'
     if name.endswith("__roles__"):
@@ -426,6 +434,12 @@ class SnippetPolicy(RestrictingNodeTransformer):
             if node.finalbody:
                 node.finalbody.insert(0, self._tick(node))
         return node
+
+    def visit_TryStar(self, node: ast.TryStar) -> ast.AST:
+        """`try`/`except*`, as `try`/`except`: the interpreter splits the group with the
+        snippet's own exceptions (and a snippet group's own `derive`), and what no handler
+        matches is raised again."""
+        return self.visit_Try(node)  # type: ignore[arg-type]
 
     def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
         return self._loop(node)
@@ -735,17 +749,35 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False, sessio
             node.col_offset = node.end_col_offset = 0
     try:
         try:
-            return compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
+            code = compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
         except TypeError:
             # A node without a location (from a transform we did not write): place it and retry.
             ast.fix_missing_locations(module)
-            return compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
+            code = compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
+        return _top_level_qualnames(code)
     except SyntaxError as exc:
         raise PolicyError([_syntax_problem(exc, source)]) from None
     except (RecursionError, MemoryError):
         raise PolicyError([Problem(None, TOO_DEEP_TO_PARSE)]) from None
     except ValueError as exc:
         raise PolicyError([Problem(None, f"the snippet could not be compiled: {exc}")]) from None
+
+
+_WRAPPER_PREFIX = ENTRY_POINT + ".<locals>."
+
+
+def _top_level_qualnames(code: CodeType) -> CodeType:
+    """The compiled snippet with the wrapper's name taken out of every function's qualified
+    name: what the snippet defines at its top level is `f`, `Row.total`, `<lambda>`, as in a
+    CPython script, not `__snippet__.<locals>.f`, in reprs, messages and `__qualname__` (the
+    class factory does the same for classes). Nesting is bounded by the policy's depth limit,
+    so the walk recurses."""
+    consts = tuple(_top_level_qualnames(c) if isinstance(c, CodeType) else c for c in code.co_consts)
+    changed = any(new is not old for new, old in zip(consts, code.co_consts, strict=True))
+    qualname = code.co_qualname
+    if qualname.startswith(_WRAPPER_PREFIX):
+        return code.replace(co_qualname=qualname[len(_WRAPPER_PREFIX):], co_consts=consts)
+    return code.replace(co_consts=consts) if changed else code
 
 
 def _syntax_problem(exc: SyntaxError, source: str) -> Problem:

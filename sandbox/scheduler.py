@@ -92,6 +92,9 @@ class _Awaitable(_Internal):
         return (yield self._request)
 
 
+ALREADY_AWAITED = "this tool call was already awaited; call the tool again"
+
+
 class PendingCall(_Internal):
     """What `tools.name(...)` returns: awaitable exactly once, with nothing else reachable."""
 
@@ -103,9 +106,14 @@ class PendingCall(_Internal):
 
     def __await__(self) -> Any:
         if self._awaited:
-            raise RuntimeError("this tool call was already awaited; call the tool again")
+            raise RuntimeError(ALREADY_AWAITED)
         self._awaited = True
         return (yield self._request)
+
+    def close(self) -> None:
+        """Drop the call unmade, as closing a coroutine that never ran does (no warning that it
+        was never awaited; awaiting it later raises)."""
+        self._awaited = True
 
     def __repr__(self) -> str:
         return f"<un-awaited call {self._request._name}(...): write 'await' before it>"
@@ -177,7 +185,7 @@ async def _await_one(awaitable: Any) -> Any:
 
 class _Task:
     __slots__ = ("coro", "done", "value", "error", "sched", "blocked",
-                 "must_cancel", "cancelled", "callbacks", "user", "name", "handle")
+                 "must_cancel", "cancelled", "callbacks", "user", "name", "handle", "call_id")
 
     def __init__(self, sched: Scheduler, coro: Coroutine[Any, Any, Any]) -> None:
         self.sched = sched
@@ -196,6 +204,8 @@ class _Task:
         self.name = ""
         #: The one `asyncio.Task` a snippet sees for this task (made on first need).
         self.handle: Any = None
+        #: The id of the host call the task waits for, while `blocked` is that call.
+        self.call_id = 0
 
 
 class _Gathering:
@@ -280,7 +290,8 @@ def running() -> Scheduler:
 class Scheduler:
     """Runs snippet tasks until each is blocked; the driver does the waiting.
 
-    Driver protocol: `run_ready()`, then send `take_outbox()`, then wait for a reply
+    Driver protocol: `run_ready()`, then send `take_outbox()` and cancel `take_abandoned()`, then
+    wait for a reply
     (`resolve`) or the next timer (`next_deadline`, `fire_timers`), until `main_done`; then
     `close()` before reading the result.
     """
@@ -295,6 +306,9 @@ class Scheduler:
         self.waiting: dict[int, tuple[_Task, CallRequest]] = {}
         self.timers: list[tuple[float, int, list[Any]]] = []
         self.outbox: list[tuple[int, CallRequest]] = []
+        #: Ids of host calls whose awaiting task was cancelled: the driver cancels them on the
+        #: host (`take_abandoned`), so an abandoned call neither runs on nor holds its slot.
+        self.abandoned: list[int] = []
         self.tasks: list[_Task] = []
         self.main: _Task | None = None
         self.current: _Task | None = None
@@ -481,6 +495,7 @@ class Scheduler:
             self.calls_issued += 1
             self.waiting[self.calls_issued] = (task, request)
             task.blocked = request
+            task.call_id = self.calls_issued
             self.outbox.append((self.calls_issued, request))
         elif kind is Waiter:
             if request._task is not task or request._state in (_TAKEN, _ABANDONED):
@@ -633,7 +648,11 @@ class Scheduler:
                 self._cancels.append(blocked._gathering)
             else:
                 self.cancel_gathering(blocked._gathering)
-        # A host call keeps running on the host; its answer is dropped when it comes.
+        elif type(blocked) is CallRequest:
+            # The host cancels the call too (the driver sends `take_abandoned`); an answer that
+            # crosses the cancel on its way is dropped.
+            if self.waiting.pop(task.call_id, None) is not None:
+                self.abandoned.append(task.call_id)
         self.ready.append((task, None, CancelledError()))
         return True
 
@@ -666,6 +685,13 @@ class Scheduler:
     def take_outbox(self) -> list[tuple[int, CallRequest]]:
         out = self.outbox
         self.outbox = []
+        return out
+
+    def take_abandoned(self) -> list[int]:
+        """Ids of the host calls to cancel: sent after `take_outbox`, so a call made and
+        abandoned in the same step is cancelled after it starts."""
+        out = self.abandoned
+        self.abandoned = []
         return out
 
     def resolve(self, call_id: int, ok: bool, value: Any) -> None:

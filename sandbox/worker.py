@@ -469,20 +469,25 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
     return result
 
 
-def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]]) -> None:
-    """One batch of call frames, its last one marked: the host starts a batch's calls only once
-    it has seen the whole batch."""
-    if not batch:
+def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]],
+                abandoned: tuple[int, ...] | list[int] = (), *, alone: bool = False) -> None:
+    """One batch of call frames, its last one marked (the host starts a batch's calls only once
+    it has seen the whole batch), then a `cancel` frame for each call the snippet abandoned.
+    `alone` tells the host that nothing can run here until this one call answers, so it may
+    answer inline without reading the channel meanwhile (nothing can send a `cancel`)."""
+    if not batch and not abandoned:
         return
-    last = batch[-1][0]
+    last = batch[-1][0] if batch else -1
+    end = ',"last":true,"alone":true}' if alone else ',"last":true}'
     channel.send(
         b"".join(
             encode(
                 f'{{"op":"call","id":{cid},"name":{dumps(req._name)},"a":{req._payload}'
-                + (',"last":true}' if cid == last else "}")
+                + (end if cid == last else "}")
             )
             for cid, req in batch
         )
+        + b"".join(encode(f'{{"op":"cancel","id":{cid}}}') for cid in abandoned)
     )
 
 
@@ -505,10 +510,14 @@ def _drive_tasks(execution: Execution, channel: BlockingChannel) -> RunResult:
             # Checking the value recurses once per nesting level: give the host code its room back.
             sys.setrecursionlimit(_depth() + RESULT_DEPTH_ROOM)
             return execution.result()
-        _send_calls(channel, sched.take_outbox())
+        batch = sched.take_outbox()
+        abandoned = sched.take_abandoned()
+        deadline = sched.next_deadline()
+        _send_calls(channel, batch, abandoned, alone=(
+            len(batch) == 1 and not abandoned and not sched.ready and deadline is None
+            and len(sched.waiting) == 1))
         if sched.ready:
             continue
-        deadline = sched.next_deadline()
         if not sched.waiting and deadline is None:
             raise execution.verdict.stop("exception", "the snippet awaits something that can never finish")
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())

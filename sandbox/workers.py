@@ -39,7 +39,7 @@ from typing import Any
 import anyio
 
 from .control import RunController, cancel_on, interruption
-from .host import Bindings, escaped_inputs, invoke
+from .host import Bindings, CallScope, escaped_inputs, invoke
 from .jail import JailError, JailStatus
 from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits, cpu_time_message, memory_message, wall_time_message
@@ -406,6 +406,8 @@ class _Session:
         self.source_lines = source_lines
         self.calls = 0
         self.in_flight = 0
+        #: The cancel scope of each call in flight by id, for the worker's `cancel` frames.
+        self.scopes: dict[int, CallScope] = {}
         self.max_frame = (
             max(limits.max_call_bytes, limits.max_result + 8 * limits.max_output + 6 * MAX_ERROR_MESSAGE)
             + FRAME_SLACK
@@ -474,19 +476,28 @@ class _Session:
                 batch.append(frame)
                 if frame.get("last") is not True:
                     continue  # a batch starts whole or not at all (past max_calls: not at all)
-                if len(batch) == 1 and self.in_flight == 0:
-                    # A batch of one call, and nothing else outstanding: the worker waits for
-                    # exactly this answer, so give it inline, with no task to start.
+                if len(batch) == 1 and self.in_flight == 0 and frame.get("alone") is True:
+                    # A batch of one call, nothing else outstanding, and the worker says nothing
+                    # can run until it answers (so no `cancel` can come): give it inline, with no
+                    # task to start. A worker that lies only delays its own cancel.
                     self.in_flight += 1
                     batch.clear()
-                    await self._answer(frame)
+                    await self._answer(frame, None)
                     continue
                 for queued in batch:
                     # Counted when queued, not when started, so a batch's last call can never
                     # overtake the earlier ones: calls start in the order the snippet made them.
                     self.in_flight += 1
-                    tg.start_soon(self._answer, queued)
+                    scope = self.scopes[queued["id"]] = CallScope()
+                    tg.start_soon(self._answer, queued, scope)
                 batch.clear()
+            elif op == "cancel":
+                # The snippet abandoned a call (it cancelled the task awaiting it): cancel it
+                # here too. An id that is not in flight (answered already, never made) is no-op.
+                call_id = frame.get("id")
+                scope = self.scopes.get(call_id) if type(call_id) is int else None
+                if scope is not None:
+                    scope.abandon()
             elif op == "done":
                 return self._checked_result(frame.get("result"))
             else:
@@ -516,12 +527,17 @@ class _Session:
             return ("crashed", "the worker broke the protocol: call arguments exceed max_call_bytes")
         return None
 
-    async def _answer(self, frame: dict[str, Any]) -> None:
+    async def _answer(self, frame: dict[str, Any], scope: CallScope | None) -> None:
         args, kwargs = frame["a"]
         try:
-            ok, value = await invoke(self.bindings, frame["name"], args, kwargs)
+            outcome = await invoke(self.bindings, frame["name"], args, kwargs, scope)
         finally:
             self.in_flight -= 1
+            if scope is not None and self.scopes.get(frame["id"]) is scope:
+                del self.scopes[frame["id"]]
+        if outcome is None:
+            return  # abandoned: the worker has stopped waiting for it
+        ok, value = outcome
         body = {"op": "reply", "id": frame["id"], "ok": ok}
         body["value" if ok else "error"] = value
         data = encode(dumps(body))

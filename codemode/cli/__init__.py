@@ -38,7 +38,7 @@ import anyio
 import sandbox
 
 from ..registry.errors import CodemodeError
-from ..registry.output import json_line
+from ..registry.output import json_line, visible
 from . import check, doctor, mcp, run, sdk, tools
 from .exits import (
     ERROR_LINE,
@@ -188,7 +188,7 @@ def main(
     def fail(code: int, kind: str, message: str) -> int:
         if debug and sys.exc_info()[0] is not None:
             err.write(traceback.format_exc())
-        err.write(INTERRUPTED_LINE if code == EXIT_INTERRUPTED else ERROR_LINE.format(message=message))
+        err.write(INTERRUPTED_LINE if code == EXIT_INTERRUPTED else ERROR_LINE.format(message=visible(message)))
         if wants_json:
             out.write(json_line(_json_failure(kind, message)) + "\n")
         return code
@@ -211,7 +211,7 @@ def main(
         err.write(exc.parser.format_usage())
         if wants_json:
             out.write(json_line(_json_failure("usage", f"{exc.parser.prog}: {exc.message}")) + "\n")
-        err.write(f"{exc.parser.prog}: error: {exc.message}\n")
+        err.write(visible(f"{exc.parser.prog}: error: {exc.message}") + "\n")
         return EXIT_USAGE
     except (UsageError, CodemodeError, sandbox.JailError) as exc:  # CodemodeError: a bad --mcp-config file
         return fail(EXIT_USAGE, "usage", _message(exc))

@@ -27,7 +27,7 @@ def command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: Tex
     # As in a run: pre-flight only for a snippet the sandbox would not refuse for its size.
     diagnostics = sdk_gen.check(code, sdk) if len(code) <= limits.max_source else []
     for d in diagnostics:
-        stdout.write(sandbox.escape_surrogates(f"{name}:{d.line}:{d.col}: {d.code}: {d.message}") + "\n")
+        stdout.write(visible(f"{name}:{d.line}:{d.col}: {d.code}: {d.message}") + "\n")  # names tools
     if diagnostics:
         return EXIT_FAILED
     refusal = sandbox.check(code, limits=limits)

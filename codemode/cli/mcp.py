@@ -39,6 +39,7 @@ from ..mcp.options import (
     server_event_log,
 )
 from ..registry.errors import CodemodeError
+from ..registry.output import visible
 from ..registry.registry import Registry
 from ..workspace import register_workspace
 from . import options
@@ -301,7 +302,7 @@ def mcp_serve_main(
             registry = _default_registry(args)
         anyio.run(_serve, args, registry, err)
     except (CodemodeError, ValueError, OSError, sandbox.JailError) as exc:
-        err.write(f"codemode: error: {exc}\n")
+        err.write(visible(f"codemode: error: {exc}") + "\n")
         return EXIT_USAGE
     except BaseExceptionGroup as group:  # raised inside a task group, such as a busy port
         only = only_error(group)
@@ -310,7 +311,7 @@ def mcp_serve_main(
             return EXIT_INTERRUPTED
         if not isinstance(only, (CodemodeError, ValueError, OSError)):
             raise
-        err.write(f"codemode: error: {only}\n")
+        err.write(visible(f"codemode: error: {only}") + "\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         err.write(INTERRUPTED_LINE)

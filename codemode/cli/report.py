@@ -51,7 +51,7 @@ def print_report(args: argparse.Namespace, report: CodeRun, name: str, stdout: T
         assert error is not None
         stderr.write(show(failure_line(name, error)) + "\n")
     for block in report.attachments:
-        stdout.write(f"[attachment] {placeholder(block)}\n")
+        stdout.write(show(f"[attachment] {placeholder(block)}") + "\n")  # a tool chose the type
     return EXIT_OK if report.ok else EXIT_FAILED
 
 

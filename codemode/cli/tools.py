@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from ..registry.output import visible
 from .exits import EXIT_OK
 from .mcp import with_config_tools
 from .options import registry_from_args
@@ -18,7 +19,7 @@ def command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         for definition in registry.visible():
             first = definition.description.strip().splitlines()[0] if definition.description.strip() else ""
             safe = " [concurrency-safe]" if definition.concurrency_safe is True else ""
-            stdout.write(f"{definition.name}: {first}{safe}\n")
+            stdout.write(visible(f"{definition.name}: {first}{safe}") + "\n")  # names and text may come from upstream
         return EXIT_OK
 
     return with_config_tools(args, registry, show, stderr)

@@ -91,8 +91,9 @@ class StopRun(Exception):
 class SubCall:
     """One accepted sub-call, as the events, ``--trace``, ``--record`` and ``--json`` show it.
 
-    ``status`` is ``ok``, ``error``, ``cancelled`` (in flight when the run ended) or
-    ``abandoned`` (queued, never dispatched).
+    ``status`` is ``ok``, ``error``, ``cancelled`` (in flight when the run ended, or cancelled
+    by the program itself: a timeout around its await) or ``abandoned`` (queued, never
+    dispatched).
     """
 
     call_id: str
@@ -318,6 +319,8 @@ class _Run:
         self.on_finish: Callable[[SubCall], None] | None = None
         #: The kind and reason of a ``StopRun``, which the run's ``cancelled`` becomes.
         self.stopped: tuple[str, str] | None = None
+        #: Numbers of the sub-calls the program itself cancelled, recorded as they ended.
+        self.settled: set[int] = set()
 
     def dispatched(self, record: SubCall) -> None:
         record.started = time.perf_counter()
@@ -394,11 +397,17 @@ class _Run:
             self._finish(record)
             raise
         except BaseException:
-            if record.status == "queued":
-                record.status = "abandoned"  # its dispatch event waits for the run's reason
-            else:
-                record.status = "cancelled"
+            queued = record.status == "queued"
+            record.status = "abandoned" if queued else "cancelled"
             record.is_error = True
+            if sandbox.call_abandoned():
+                # The program cancelled this call and runs on: its record is final now, its slot
+                # and its place in line are freed below.
+                text = m.SUB_CALL_ABANDONED_QUEUED if queued else m.SUB_CALL_ABANDONED
+                record.content = [{"type": "text", "text": text.format(name=wire)}]
+                self.settled.add(n)
+                self._finish(record)
+            # Otherwise the run is ending: its dispatch event waits for the run's reason (`close`).
             raise
         finally:
             gate.release()
@@ -451,6 +460,8 @@ class _Run:
     def close(self, reason: str) -> None:
         """Write the dispatch event of every call the run's end cut short."""
         for record in self.records:
+            if record.number in self.settled:
+                continue
             if record.status == "abandoned":
                 text = m.NOT_DISPATCHED.format(reason=reason, name=record.name)
             elif record.status == "cancelled":

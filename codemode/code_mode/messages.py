@@ -36,6 +36,10 @@ EMPTY_PROGRAM = (
 PREFLIGHT_FAILED = "nothing ran; fix these and run again:\n{diagnostics}"
 NOT_DISPATCHED = "run_code run is over ({reason}); {name} not dispatched"
 SUB_CALL_CANCELLED = "run_code run is over ({reason}); {name} was cancelled"
+#: A sub-call the program itself cancelled (a timeout around it, ``Task.cancel``) while the
+#: run went on.
+SUB_CALL_ABANDONED = "the program cancelled {name} while it ran (its await was cancelled)"
+SUB_CALL_ABANDONED_QUEUED = "the program cancelled {name} before it was dispatched (its await was cancelled)"
 ARGS_MIXED = "pass the arguments either as keywords or as one dict, not both"
 ARGS_POSITIONAL = (
     "takes keyword arguments or one dict of arguments, got {count} positional argument(s)"

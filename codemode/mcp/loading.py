@@ -12,6 +12,7 @@ from typing import TextIO
 
 import anyio
 
+from ..registry.output import visible
 from ..registry.registry import Registry
 from .config import (
     DEFAULT_UPSTREAM_LIMITS,
@@ -77,7 +78,7 @@ async def load_mcp_tools(
         raise
     if stderr is not None:
         for message in [*provider.failures.values(), *provider.hidden.values()]:
-            stderr.write(WARNING.format(message=message))
+            stderr.write(WARNING.format(message=visible(message)))  # upstream text
     return provider
 
 

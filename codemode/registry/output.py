@@ -21,7 +21,7 @@ __all__ = ["TRUNCATED_KEY", "cap_json", "json_line", "visible"]
 _SPLITTERS_JSON_KEEPS = re.compile("[\u2028\u2029\x85]")
 #: Controls a terminal acts on (C0 but newline and tab, DEL, C1), and the bidirectional
 #: overrides and line separators that reorder or break what is shown.
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 #: The key of the marker object that stands in for a capped value.
 TRUNCATED_KEY = "$truncated"
 

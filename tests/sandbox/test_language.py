@@ -26,6 +26,10 @@ CASES = {
     "builtins": ("return [len('ab'), list(range(2)), list(enumerate('a')), list(zip('a', 'b')), sorted([3, 1]), list(reversed([1, 2])), min(2, 1), max([1, 5]), sum([1, 2]), any([0, 1]), all([]), list(map(str, [1])), list(filter(None, [0, 2])), abs(-1), round(2.5), divmod(7, 2), pow(2, 3), isinstance(1, int), issubclass(bool, int), dict(a=1), set() == set(), frozenset() == frozenset(), tuple([1]), str(1), int('2'), float('1.5'), bool(0), bytes(2) == b'\\x00\\x00', repr('a'), hash(1) == hash(1), next(iter([4]))]",
                  [2, [0, 1], [[0, "a"]], [["a", "b"]], [1, 3], [2, 1], 1, 5, 3, True, True, ["1"], [2], 1, 2, [3, 1], 8, True, True, {"a": 1}, True, True, [1], "1", 2, 1.5, False, True, "'a'", True, 4]),
     "big-range": ("return len(list(range(100_000)))", 100_000),
+    "type-subscript": ("def close(exc_type: type[BaseException] | None = None) -> type[int]:\n    return int\n"
+                       "alias = type[int]\nreturn [str(alias), str(close.__annotations__['exc_type']), "
+                       "alias(3) is int, close() is int]",
+                       ["type[int]", "type[BaseException] | None", True, True]),
     "type-one-arg": ("return [type(1).__name__, type(1) is int, isinstance(int, type)]", ["int", True, True]),
     "exceptions": ("try:\n    raise KeyError('k')\nexcept LookupError as e:\n    return str(e)", "'k'"),
     "dataclass": ("from dataclasses import dataclass, field, asdict\n@dataclass\nclass Row:\n    name: str\n    tags: list = field(default_factory=list)\nreturn asdict(Row('a'))",

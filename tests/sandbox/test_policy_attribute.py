@@ -11,7 +11,7 @@ from sandbox.policy import PolicyError, compile_snippet
 @pytest.mark.parametrize(
     ("code", "message"),
     [
-        ("x = ().__subclasses__", 'line 1: attribute "__subclasses__" is not allowed: names starting with "_" are private'),
+        ("x = ().__reduce_ex__", 'line 1: attribute "__reduce_ex__" is not allowed: names starting with "_" are private'),
         ("\n\ny = f.__globals__", 'line 3: attribute "__globals__" is not allowed: names starting with "_" are private'),
         ("g = (i for i in []).gi_frame", 'line 1: attribute "gi_frame" is not allowed: it exposes interpreter internals'),
         ("c = coro.cr_frame", 'line 1: attribute "cr_frame" is not allowed: it exposes interpreter internals'),

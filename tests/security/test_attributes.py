@@ -21,21 +21,23 @@ READ = "return G['__builtins__']['open'](SECRET_PATH).read()"
 
 
 PRIVATE = 'names starting with "_" are private'
+#: `__subclasses__` answers on the snippet's own classes only (judged at run time).
+HOST_SUBCLASSES = '"__subclasses__" is only available on classes the snippet defines'
 
 
 DUNDER = [
     # `__class__` and `__mro__` are introspection now (`type(x)`, the visible MRO); the chain's
     # last link, the one that reaches every loaded class, stays refused.
-    pytest.param("return (1).__class__.__mro__[1].__subclasses__()", "syntax",
-                 ['attribute "__subclasses__" is not allowed', PRIVATE], id="literal-class-mro-subclasses"),
+    pytest.param("return (1).__class__.__mro__[1].__subclasses__()", "exception",
+                 ["AttributeError", HOST_SUBCLASSES], id="literal-class-mro-subclasses"),
     pytest.param("import json\nG = json.dumps.__globals__\n" + READ, "syntax",
                  ['attribute "__globals__" is not allowed'], id="literal-globals"),
     pytest.param("def f():\n    pass\nreturn f.__code__.co_consts", "syntax",
                  ['attribute "__code__"'], id="literal-code"),
     pytest.param("return super().__getattribute__('x')", "syntax",
                  ['"__getattribute__"'], id="literal-getattribute"),
-    pytest.param("return object.__subclasses__()", "syntax",
-                 ['"__subclasses__"'], id="literal-object-subclasses"),
+    pytest.param("return object.__subclasses__()", "exception",
+                 [HOST_SUBCLASSES], id="literal-object-subclasses"),
     # A class's `__dict__` is a read-only copy: nothing written through it reaches the class
     # (see test_class_dict_hands_out_no_writable_dictionary).
     pytest.param("class A:\n    pass\nA.__dict__['__class__'] = property(lambda s: int)\nreturn 1", "exception",
@@ -50,11 +52,11 @@ DUNDER = [
     # hands out no subclass list.
     pytest.param("c = getattr(1, '__class__')\nif c is not int or getattr(c, '__class__') is not type:\n"
                  "    raise LookupError('not type(x)')\nreturn str(getattr(c, '__subclasses__')())", "exception",
-                 ["AttributeError", '"__subclasses__" is not accessible'], id="getattr-class"),
+                 ["AttributeError", HOST_SUBCLASSES], id="getattr-class"),
     pytest.param("import statistics\nm = getattr(statistics.mean, '__init__')\nG = getattr(getattr(m, '__self__'), '__globals__')\n" + READ,
                  "exception", ["AttributeError", '"__init__" is not accessible'], id="getattr-init-self"),
     pytest.param("bases = type(1).mro()\nsubs = getattr(bases[-1], '__subclasses__')()\nreturn [str(s) for s in subs]",
-                 "exception", ["AttributeError", '"__subclasses__" is not accessible'], id="type-mro-subclasses"),
+                 "exception", ["AttributeError", HOST_SUBCLASSES], id="type-mro-subclasses"),
     pytest.param("import statistics\nif not hasattr(statistics.mean, '__globals__'):\n    raise LookupError('hasattr said no')\nG = getattr(statistics.mean, '__globals__')\n" + READ,
                  "exception", ["LookupError: hasattr said no"], id="hasattr-globals"),
     pytest.param("import operator, statistics\nG = operator.attrgetter('__globals__')(statistics.mean)\n" + READ,

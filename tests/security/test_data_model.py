@@ -127,3 +127,93 @@ async def test_id_says_nothing_of_host_addresses(sb):
     # Numbered per run: the same program gets the same numbers, whatever the host's memory.
     assert first.value == second.value
     assert all(v < 1 << 20 for v in (first.value[0], first.value[3]))
+
+
+# -- reaches the snippet's own classes gained (issue 23): each judged by what it returns ------------
+SUBCLASS_REFUSALS = [
+    pytest.param("return [c.__name__ for c in object.__subclasses__()]", id="object"),
+    pytest.param("return len(type.__subclasses__(object))", id="type-unbound"),
+    pytest.param("return len(getattr(BaseException, '__subclasses__')())", id="getattr-host-exception"),
+    pytest.param("import enum\nreturn len(enum.Enum.__subclasses__())", id="shim-enum-base"),
+    pytest.param("import collections\nreturn len(collections.OrderedDict.__subclasses__())", id="shim-class"),
+    pytest.param("class A:\n    pass\nreturn A().__subclasses__()", id="own-instance"),
+    pytest.param("class A:\n    pass\nf = A.__subclasses__\nreturn [f.__self__]", id="helper-self"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("code", SUBCLASS_REFUSALS)
+async def test_subclasses_of_host_classes_stay_refused(sb, backend, code):
+    result = await sb.run(code, backend=backend)
+    assert result.error is not None, result
+    assert result.error.kind in ("exception", "syntax"), result
+    assert ('"__subclasses__" is only available on classes the snippet defines' in result.error.message
+            or '"__self__" is not allowed' in result.error.message), result.error.message
+    sb.assert_no_leak(result)
+    await sb.assert_next_run_ok(backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_subclasses_of_own_classes_list_only_own_classes(sb, backend):
+    # Own classes under host bases: each list holds the snippet's classes and nothing else.
+    code = """
+import collections, enum, typing
+class E(Exception): pass
+class E2(E, KeyError): pass
+class D(collections.OrderedDict): pass
+class D2(D): pass
+class K(enum.IntEnum): pass
+class K2(K):
+    A = 1
+class P(typing.NamedTuple):
+    x: int
+found = [c for base in (E, D, K, P) for c in base.__subclasses__()]
+return [c.__name__ for c in found] + [all(c.__module__ == "__snippet__" for c in found)]
+"""
+    await sb.assert_harmless(code, ["E2", "D2", "K2", True], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_type_subscript_origin_is_the_runs_own_type(sb, backend):
+    code = """
+o = type[int].__origin__
+made = o("X", (), {"v": 1})
+try:
+    o("Y", (), {"__reduce_ex__": print})
+except TypeError as e:
+    refused = str(e)
+return [o is type, made.v, o(1) is int, refused]
+"""
+    await sb.assert_harmless(code, [True, 1, True, 'type(): name "__reduce_ex__" is not allowed: names that start and end with "_" are reserved'],
+                             backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_enum_hooks_get_only_the_snippets_values(sb, backend):
+    code = """
+import enum
+seen = []
+class E(enum.Enum):
+    def _generate_next_value_(name, start, count, last_values):
+        seen.append([type(name).__name__, type(start).__name__, type(count).__name__, type(last_values).__name__])
+        last_values.append("planted")
+        return count
+    A = enum.auto()
+    B = enum.auto()
+    @classmethod
+    def _missing_(cls, value):
+        seen.append(type(value).__name__)
+        return cls.A
+return [E("zz").name, E.B.value, seen]
+"""
+    # `last_values` is a fresh copy each time: what the hook appends is gone at the next call.
+    await sb.assert_harmless(code, ["A", 1, [["str", "int", "int", "list"], ["str", "int", "int", "list"], "str"]],
+                             backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_messages_never_name_the_wrapper_function(sb, backend):
+    code = "class C:\n    def m(self, a):\n        pass\ndef f():\n    C().m()\nf()"
+    result = await sb.run(code, backend=backend)
+    assert result.error is not None and "__snippet__" not in result.error.message, result.error
+    assert result.error.message.startswith("TypeError: C.m() missing 1 required positional argument: 'a'")

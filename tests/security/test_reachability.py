@@ -170,6 +170,9 @@ SANCTIONED_SANDBOX = frozenset(
         # what a snippet class's `__deepcopy__`/`__getattr__` is stored and read as (the memo
         # hidden): the hook in a private slot, whether the class body or a write defined it
         "DeepcopyHook", "_HiddenMemoCall", "_GetattrHook", "_GetattrAnswer",
+        # the deepcopy memo as a snippet's `__deepcopy__(self, memo)` receives it (found by the
+        # boundary fuzz): an opaque read-only token only the copy shim redeems
+        "MemoToken",
     }
 )
 #: Bound methods of these sandbox objects are the sanctioned API (`print`, `setattr`, ...):
@@ -308,7 +311,9 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
         return f"a sandbox-internal {type(obj).__module__}.{type(obj).__qualname__} object"
     if isinstance(obj, types.MethodType):
         owner = type(obj.__self__)
-        if owner in internal and owner.__name__ not in SANCTIONED_BOUND:
+        # A method bound to the run's `type` (`type.__class_getitem__`, behind `type[X]`) hands
+        # out, as `__self__` (private anyway), only the `type` the snippet names already.
+        if owner in internal and owner.__name__ not in SANCTIONED_BOUND and not _is_safe_type(obj.__self__):
             return f"a bound method of sandbox-internal {owner.__qualname__}"
     return None
 

@@ -231,12 +231,14 @@ return [t.cancelled(), t.done()]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_cancelling_a_task_does_not_cancel_or_repeat_host_work(sb, backend):
+async def test_cancelling_a_task_cancels_its_host_call_and_never_repeats_it(sb, backend):
     started: list[Any] = []
+    finished: list[Any] = []
 
     async def slow(x: Any) -> Any:
         started.append(x)
         await anyio.sleep(0.3)  # still running when the snippet cancels (after one sleep(0))
+        finished.append(x)
         return x
 
     async def go() -> None:
@@ -246,8 +248,10 @@ async def test_cancelling_a_task_does_not_cancel_or_repeat_host_work(sb, backend
     result = await sb.run(code, backend=backend, bindings={"slow": slow, "go": go})
     assert result.ok, result
     assert result.value == [True, True]
-    # The host call was made once; its answer never reached the cancelled task.
-    assert started == [1]
+    # The host call was made at most once (a worker's cancel frame may arrive before the call
+    # starts), was cancelled rather than left to finish, and its answer never reached the task.
+    assert started in ([], [1])
+    assert finished == []
     assert sb.spy.calls == [((0,), {})]
     assert not any("delivered" in line for line in result.logs)
 

@@ -120,6 +120,7 @@ def test_raw_keeps_the_snippet_s_text_as_written(ws: Path) -> None:
 def test_visible_keeps_newlines_tabs_and_ordinary_text() -> None:
     assert visible("a\tb\nc é 中 ✓") == "a\tb\nc é 中 ✓"
     assert visible("x\ry\x00z\x7f") == "x\\ry\\x00z\\x7f"
+    assert visible("lone \ud800 half") == "lone \\ud800 half"  # cannot be encoded for a terminal
 
 
 # --- the model-facing text -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ lists ``echo`` (``tools/call`` answers with the text it was given) and:
 - ``deep``: a ``tools/list`` answer nested ``N`` levels deep (default 5,000);
 - ``deep-call``: ``echo`` answers ``tools/call`` with a result nested ``N`` levels deep;
 - ``noisy``: prints a plain log line to stdout before each answer (against the spec, but common);
-- ``ansi``: a tool, a description and a server name full of terminal control sequences.
+- ``ansi``: a tool, a description, a bad tool's name and a server name full of terminal control sequences.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def tools() -> str:
             "name": "paint" + ANSI,
             "description": "Paints." + ANSI + " Really.",
             "inputSchema": {"type": "object"},
-        }]})
+        }, {"name": "bad" + ANSI, "inputSchema": {"properties": {}}}]})
     return json.dumps({"tools": [ECHO]})
 
 

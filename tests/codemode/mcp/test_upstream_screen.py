@@ -158,3 +158,15 @@ async def test_mcp_serve_keeps_serving_next_to_a_sloppy_server(tmp_path: Path) -
             done = await client.call_tool("run_code", {"code": "return await tools.s__echo(text='up')",
                                                        "description": "Echo"})
             assert not done.is_error and done.content[0].text == "up"
+
+
+def test_cli_shows_upstream_control_characters_as_escapes(tmp_path: Path) -> None:
+    """A server's tool names, descriptions and warnings cannot drive the terminal (OSC 52, title, clear)."""
+    config = write_config(tmp_path / "mcp.json", {"s": scripted("ansi")})
+    done = cli("tools", "--root", str(tmp_path), "--mcp-config", str(config))
+    assert done.returncode == 0, done.stderr
+    for stream in (done.stdout, done.stderr):
+        assert "\x1b" not in stream and "\x07" not in stream
+    assert "Paints.\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J" in done.stdout
+    [warning] = done.stderr.splitlines()
+    assert warning.startswith("codemode: warning: MCP tool 'bad\\x1b]52;") and "skipped" in warning
