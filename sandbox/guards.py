@@ -18,6 +18,7 @@ import enum
 import functools
 import re
 import string
+import textwrap
 import types
 import weakref
 from collections import deque
@@ -151,7 +152,9 @@ class ReadOnly:
 #: straight into instance dicts (the `functools` shim offers a checked subclass instead);
 #: `string.Template`: its `__init_subclass__` hands the subclass's `delimiter` to `re.escape`,
 #: which gives it `re`'s own translation table (the `string` shim offers a checked subclass).
-UNSUBCLASSABLE: tuple[type, ...] = (dataclasses.Field, functools.cached_property, string.Template)
+UNSUBCLASSABLE: tuple[type, ...] = (
+    dataclasses.Field, functools.cached_property, string.Template, textwrap.TextWrapper,
+)
 
 #: Checked replacements the shims offer for unsubclassable host classes (filled in by the shims).
 CHECKED_REPLACEMENTS: set[type] = set()

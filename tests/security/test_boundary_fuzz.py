@@ -339,19 +339,9 @@ class Route:
     why: str
 
 
-_PRELUDE = "closed by the prelude rewrite"
-
 #: Routes that a rewrite in flight closes. Each is a strict xfail (`test_known_route`): when
 #: the fix lands the case passes, which fails the suite until the entry is removed.
-KNOWN_ROUTES: dict[str, Route] = {
-    "textwrap-hands-its-class-table-to-translate": Route(
-        ("textwrap.fill", "textwrap.wrap", "textwrap.shorten", "textwrap.TextWrapper.fill",
-         "textwrap.TextWrapper.wrap", "<textwrap.TextWrapper>.fill", "<textwrap.TextWrapper>.wrap"),
-        ("textwrap.fill", ("lying_str",)),
-        "TextWrapper calls text.translate(self.unicode_whitespace_trans): a str subclass's "
-        f"translate receives the class-level dict every run shares; {_PRELUDE}",
-    ),
-}
+KNOWN_ROUTES: dict[str, Route] = {}  # the prelude rewrite closed the four listed here
 
 #: Routes the fuzz found that no slice in flight closes yet, each with the class-level fix it
 #: needs. Also strict xfails, and also left out of the sample.
