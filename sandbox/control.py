@@ -13,6 +13,7 @@ session, or raising an instance of a subclass makes at most an `exception` of th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 
 import anyio
@@ -80,15 +81,32 @@ def stop(kind: ErrorKind, message: str) -> RunStopped:
 
 
 class RunController:
-    """Lets the host cancel a run it started, with a reason the run's error reports.
+    """Lets the host cancel a run it started, with a reason the run's error reports, and watch
+    what it prints while it runs.
 
     Cancelling the awaiting task (an anyio cancel scope) also ends the run, but then the caller
     gets no result; `cancel()` ends it with `RunResult(error=RunError("cancelled", ...))`.
+
+    `on_output(text)`, when given, is called in the host's event loop with each piece of text the
+    snippet prints, as it prints it, in order (pieces may end mid-line; only the bytes kept under
+    `max_output` arrive). It is a live view for a terminal or a UI: the run's `logs` stay the
+    account to believe (a worker's live text is whatever it says). Exceptions it raises are
+    swallowed, so a broken view cannot end a run.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, on_output: Callable[[str], None] | None = None) -> None:
         self._event = anyio.Event()
         self.reason: str | None = None
+        self.on_output = on_output
+
+    def output(self, text: str) -> None:
+        """Hand printed text to `on_output` (no-op without one; never raises)."""
+        if self.on_output is None:
+            return
+        try:
+            self.on_output(text)
+        except Exception:
+            pass
 
     def cancel(self, reason: str = "cancelled by the host") -> None:
         if self.reason is None:

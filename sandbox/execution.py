@@ -182,6 +182,7 @@ class Execution:
 
         guards = RunGuards() if state is None else state.guards
         shims = ShimSet(guards, ASYNCIO_SHIM) if state is None else state.shims
+        self.shims = shims
         budget_ = self.budget
         # Per-run shims (time.sleep's deadline, pprint's log) follow this run, also in a session.
         self.shim_state = shims.context.state

@@ -8,25 +8,36 @@ snippet created (the only classes it may modify) never outlives the run.
 
 from __future__ import annotations
 
-import _string
-import abc
 import builtins as _builtins
-import dataclasses
-import datetime
 import decimal
-import enum
-import functools
-import re
-import string
-import textwrap
 import types
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
+from .crossing import (
+    _MISSING,
+    LEADS_OUTSIDE,
+    UNSUBCLASSABLE,
+    CheckedMethods,
+    ReadOnly,
+    SafeType,
+    _RunSuper,
+    _TypeMeta,
+    attribute_problem,
+    forbidden,
+    guarded_getattr,
+    guarded_hasattr,
+    hidden_base,
+    judge,
+    plain_name,
+    safe_format,
+    safe_format_map,
+)
 from .policy import (
     ASSIGNABLE_DUNDERS,
     DATA_MODEL_METHODS,
@@ -40,9 +51,12 @@ from .policy import (
     is_dunder,
 )
 from .prelude import is_prelude_code
-from .raised import mark_raised
 
-_MISSING = object()
+__all__ = [  # what other modules and the tests take from here, the crossing's names included
+    "CHECKED_REPLACEMENTS", "SEALED", "UNSUBCLASSABLE", "CheckedMethods", "ReadOnly", "RunGuards",
+    "SafeType", "attribute_problem", "build_builtins", "guarded_getattr", "guarded_hasattr",
+    "is_snippet_function", "make_globals", "plain_name", "safe_format", "safe_format_map", "seal",
+]
 #: Private names the stdlib's class machinery stores on (the snippet's own) classes and trusts.
 HOST_MACHINERY_PREFIXES = ("_abc_",)
 HOST_MACHINERY_NAMES = frozenset(
@@ -64,98 +78,6 @@ _IMMUTABLE_TYPES = frozenset(
 )
 
 
-def plain_name(name: object) -> str:
-    """A computed attribute name as a plain `str`. A `str` subclass could override
-    `startswith` or `__eq__` and lie to the checks, so the check and the lookup both use this
-    copy."""
-    if not isinstance(name, str):
-        raise TypeError("attribute name must be a string")
-    return str.__str__(name)
-
-
-def attribute_problem(name: str, *, write: bool = False) -> str | None:
-    """Why a plain attribute name may not be read (or written), or None if it may."""
-    if type(name) is not str:
-        return "attribute name must be a plain string"
-    if name in READABLE_PRIVATE and not write:
-        return None
-    if name.startswith("_"):
-        return f'attribute "{name}" is not accessible: names starting with "_" are private'
-    if name in INSPECT_ATTRIBUTES or name.endswith("__roles__"):
-        return f'attribute "{name}" is not accessible: it exposes interpreter internals'
-    return None
-
-
-class _GuardedFormatter(string.Formatter):
-    """`str.format` without the traversal escape: `"{0.__class__}"` reads attributes through the
-    same check as `getattr`."""
-
-    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
-        first, rest = _formatter_field_name_split(field_name)
-        obj = self.get_value(first, args, kwargs)
-        for is_attr, key in rest:
-            if is_attr:
-                problem = attribute_problem(key)
-                if problem:
-                    raise AttributeError(problem)
-                obj = getattr(obj, key)
-            else:
-                obj = obj[key]
-        return obj, first
-
-
-def _formatter_field_name_split(field_name: str) -> Any:
-    return _string.formatter_field_name_split(field_name)
-
-
-_FORMATTER = _GuardedFormatter()
-
-
-def safe_format(template: str, /, *args: Any, **kwargs: Any) -> str:
-    if not isinstance(template, str):
-        raise TypeError("format() template must be a str")
-    return _FORMATTER.vformat(template, args, kwargs)
-
-
-def safe_format_map(template: str, mapping: Mapping[str, Any], /) -> str:
-    if not isinstance(template, str):
-        raise TypeError("format_map() template must be a str")
-    return _FORMATTER.vformat(template, (), mapping)
-
-
-class _BoundFormat:
-    """`"...".format` as a callable that holds the template and nothing else reachable."""
-
-    __slots__ = ("_template", "_fn")
-
-    def __init__(self, template: str, fn: Callable[..., str]) -> None:
-        self._template = template
-        self._fn = fn
-
-    def __call__(self, *args: Any, **kwargs: Any) -> str:
-        return self._fn(self._template, *args, **kwargs)
-
-    def __repr__(self) -> str:
-        return "<built-in method format of str object>"
-
-
-class ReadOnly:
-    """Marker base for host-made objects a snippet may use but never modify (module shims, the
-    bindings namespace)."""
-
-    __slots__ = ()
-
-
-#: Host classes a snippet may use but never subclass: a subclass can override what the host
-#: trusts. `dataclasses.Field`: `@dataclass` pastes `field.name` into generated source it
-#: `exec`s and `setattr`s it on the class; `functools.cached_property`: it writes its name
-#: straight into instance dicts (the `functools` shim offers a checked subclass instead);
-#: `string.Template`: its `__init_subclass__` hands the subclass's `delimiter` to `re.escape`,
-#: which gives it `re`'s own translation table (the `string` shim offers a checked subclass).
-UNSUBCLASSABLE: tuple[type, ...] = (
-    dataclasses.Field, functools.cached_property, string.Template, textwrap.TextWrapper,
-)
-
 #: Checked replacements the shims offer for unsubclassable host classes (filled in by the shims).
 CHECKED_REPLACEMENTS: set[type] = set()
 
@@ -173,362 +95,16 @@ def seal(cls: type, shown_as: str = "") -> None:
     SEALED[cls] = shown_as
 
 
-def _defines(klass: type, value: Any) -> bool:
-    """`klass` is one of the sandbox's `CheckedMethods` classes and its own dictionary holds
-    `value` as a method or a plain property's accessor. By identity only: a snippet class's
-    dictionary holds what the snippet put there (a property whose getter equals everything)."""
-    if type(klass) is not CheckedMethods:
-        return False
-    for attr in type.__getattribute__(klass, "__dict__").values():
-        if attr is value or (
-            type(attr) is property and (attr.fget is value or attr.fset is value or attr.fdel is value)
-        ):
-            return True
-    return False
-
-
-class _OwnReceiver(ReadOnly):
-    """A method of a `CheckedMethods` class read off the class (`Timeout.__aenter__`,
-    `Task.set_name`, `PurePath.drive.fget`): host code that reads and writes `self`'s private
-    slots natively, so it runs only on an instance of a class that defines it. Given a snippet
-    object instead, it would store the run's scheduler task on it, or write through whatever
-    the object's `_task` attribute is. Still a method when stored in a class (`__get__`)."""
-
-    __slots__ = ("_fn",)
-
-    def __init__(self, fn: Any) -> None:
-        object.__setattr__(self, "_fn", fn)
-
-    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
-        fn = self._fn
-        if not args and "self" not in kwargs:
-            return fn(**kwargs)  # no receiver to misuse (`Path.cwd()` raises its own error)
-        receiver = args[0] if args else kwargs["self"]
-        if fn.__name__ == "__init__":
-            # Re-initialising a live object would point its slots at whatever is passed
-            # (`Task.__init__(task, None, field)`, then `set_name` writes the field's name).
-            raise TypeError(f"'{fn.__qualname__.rpartition('.')[0]}' objects cannot be initialised again")
-        if not any(_defines(klass, fn) for klass in type.__getattribute__(type(receiver), "__mro__")):
-            got = type(receiver).__name__
-            owner = fn.__qualname__.rpartition(".")[0] or "its class"
-            raise TypeError(f"descriptor '{fn.__name__}' for '{owner}' objects doesn't apply to a '{got}' object")
-        return fn(*args, **kwargs)
-
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        # Bound to the check, not to the raw function: `__get__(fake)` must not skip it.
-        return self if instance is None else types.MethodType(self, instance)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("__name__", "__qualname__", "__doc__", "__module__"):
-            return getattr(self._fn, name)
-        raise AttributeError(f"'function' object has no attribute '{name}'")
-
-    def __repr__(self) -> str:
-        return f"<function {self._fn.__qualname__}>"
-
-    def __eq__(self, other: Any) -> bool:
-        return type(other) is _OwnReceiver and other._fn is self._fn
-
-    def __hash__(self) -> int:
-        return hash(self._fn)
-
-
-def _behind_check(value: Any) -> Any:
-    """A function or plain property of a `CheckedMethods` class, with its accessors checked."""
-    if type(value) is property:
-        return property(
-            *(None if f is None else _OwnReceiver(f) for f in (value.fget, value.fset, value.fdel)), value.__doc__
-        )
-    return _OwnReceiver(value)
-
-
-def _checked_lookup(mro: Iterable[type], name: str, value: Any) -> Any:
-    """What a read of `name` that found `value` (a function or property) along `mro` hands out:
-    behind the receiver check when the first class defining `name` is a `CheckedMethods` class
-    holding exactly `value`; otherwise `value` itself (a static method, another class's)."""
-    for klass in mro:
-        raw = type.__getattribute__(klass, "__dict__").get(name, _MISSING)
-        if raw is not _MISSING:
-            return _behind_check(value) if raw is value and type(klass) is CheckedMethods else value
-    return value
-
-
-class CheckedMethods(type):
-    """Metaclass of the sandbox's own classes whose methods work on private slots (asyncio's
-    primitives and tasks, pathlib's paths, `io.BytesIO`): a method or property read off the
-    class comes back behind a receiver check. Public attribute reads are not guarded at run
-    time, so the check has to live on the class itself. Reads on instances bind as usual."""
-
-    def __getattribute__(cls, name: str) -> Any:
-        value = type.__getattribute__(cls, name)
-        if type(value) is types.FunctionType or type(value) is property:
-            return _checked_lookup(type.__getattribute__(cls, "__mro__"), name, value)
-        return value
-
-
-class _RunSuper(super):
-    """The snippet's `super`: `super(Sub, Sub).name` looks names up in the classes' own
-    dictionaries, past `CheckedMethods.__getattribute__`, so what it finds there comes back
-    behind the same receiver check. (No `__init__` of its own: zero-argument `super()` reads
-    the snippet's frame, which must stay the caller's.)"""
-
-    def __new__(cls, *args: Any) -> Any:
-        if args and not isinstance(args[0], type):
-            # CPython's wording (a subclass of `super` would otherwise get argparse's).
-            raise TypeError(f"super() argument 1 must be a type, not {type(args[0]).__name__}")
-        return super().__new__(cls)
-
-    def __getattribute__(self, name: str) -> Any:
-        value = super().__getattribute__(name)
-        if type(value) is types.FunctionType or type(value) is property:
-            start = super().__getattribute__("__thisclass__")
-            found = super().__getattribute__("__self_class__")
-            if found is not None:
-                mro = type.__getattribute__(found, "__mro__")
-                if start in mro:
-                    return _checked_lookup(mro[mro.index(start) + 1:], name, value)
-        return value
-
-
-_RunSuper.__name__ = _RunSuper.__qualname__ = "super"
-_RunSuper.__module__ = "builtins"
-
-# Shown as what they stand for: a snippet sees functions and classes of `type`.
-_OwnReceiver.__module__ = CheckedMethods.__module__ = "builtins"
-_OwnReceiver.__name__ = _OwnReceiver.__qualname__ = "function"
-_OwnReceiver.__doc__ = property(lambda self: self._fn.__doc__)  # type: ignore[assignment]
-CheckedMethods.__name__ = CheckedMethods.__qualname__ = "type"
-
+def freeze_tables() -> None:
+    """Make the class-factory tables read-only once every shim has registered (`seal` and the
+    shims' `CHECKED_REPLACEMENTS.add` run at import): nothing a run can do changes them later."""
+    global SEALED, CHECKED_REPLACEMENTS
+    SEALED = MappingProxyType(dict(SEALED))  # type: ignore[assignment]
+    CHECKED_REPLACEMENTS = frozenset(CHECKED_REPLACEMENTS)  # type: ignore[assignment]
 
 # The guards' own stand-ins (checked writes, memo tokens, run builtins, module shims, the tools
 # namespace): a subclass with the same slots is the same layout, one `__class__` swap away.
 seal(ReadOnly)
-
-
-def _hidden_base(cls: type) -> bool:
-    """Bases `mro()` leaves out: the stdlib's memberless enum bases (their functional API builds
-    classes from data with no name checks; the `enum` shim offers checked subclasses) and the
-    unsubclassable host classes behind the shims' checked replacements."""
-    if type(cls) is enum.EnumType and not cls._member_map_:
-        return True
-    return cls in UNSUBCLASSABLE or cls is SafeType
-
-
-class _VisibleMro(ReadOnly):
-    """`cls.mro` for snippets: the method resolution order without the hidden bases. Made
-    without a class it stands for the unbound `type.mro` (`typing.Type.mro(cls)`)."""
-
-    __slots__ = ("_cls",)
-
-    def __init__(self, cls: type | None) -> None:
-        object.__setattr__(self, "_cls", cls)
-
-    def __call__(self, *args: Any) -> list[type]:
-        cls = self._cls
-        if cls is None:
-            if len(args) != 1 or not isinstance(args[0], type):
-                raise TypeError("mro() takes one class")
-            cls = args[0]
-        elif args:
-            raise TypeError("mro() takes no arguments")
-        return [c for c in type.mro(cls) if not _hidden_base(c)]
-
-    def __repr__(self) -> str:
-        return "<built-in method mro>"
-
-
-class _PlainStrMethod(ReadOnly):
-    """A stdlib method that caches on the `str` arguments it gets, process-wide and keyed on the
-    objects as passed (`datetime.strptime`'s formats, `Pattern.sub`'s templates): it is called
-    with plain copies, so a `str` subclass with a lying `__eq__`/`__hash__` cannot answer the
-    host's later lookups. The real method sits in a private slot."""
-
-    __slots__ = ("_method",)
-
-    def __init__(self, method: Callable[..., Any]) -> None:
-        object.__setattr__(self, "_method", method)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._method(*map(_plain_str, args), **{k: _plain_str(v) for k, v in kwargs.items()})
-
-    def __repr__(self) -> str:
-        return f"<built-in method {getattr(self._method, '__name__', '?')}>"
-
-
-class _MarkedThrow(ReadOnly):
-    """`throw` of a generator or coroutine, or `athrow` of an async generator: a `MemoryError`
-    the snippet throws in is marked as its own (see `sandbox.raised`), so it is reported as an
-    `exception`, never as the memory limit. `unbound` is the method read from the type, which
-    takes the generator first. The real method sits in a private slot."""
-
-    __slots__ = ("_method", "_unbound")
-
-    def __init__(self, method: Callable[..., Any], unbound: bool) -> None:
-        object.__setattr__(self, "_method", method)
-        object.__setattr__(self, "_unbound", unbound)
-
-    def __call__(self, *args: Any) -> Any:
-        head, rest = (args[:1], args[1:]) if self._unbound else ((), args)
-        if len(rest) >= 2 and rest[1] is None and isinstance(rest[0], type):
-            rest = (rest[0](), *rest[2:])  # throw(MemoryError, None) raises MemoryError()
-        elif len(rest) >= 2:
-            rest = (rest[1], *rest[2:]) if isinstance(rest[1], BaseException) else rest
-        if rest:
-            rest = (mark_raised(rest[0]), *rest[1:])
-        return self._method(*head, *rest)
-
-    def __repr__(self) -> str:
-        return f"<built-in method {getattr(self._method, '__name__', '?')}>"
-
-
-def _plain_str(value: Any) -> Any:
-    return str.__str__(value) if isinstance(value, str) else value
-
-
-# -- judging what comes back ------------------------------------------------------------------
-# The policy sends every read of a name in RUNTIME_CHECKED_ATTRIBUTES here, whatever the
-# receiver is. What the read returns is judged by its identity: an object that forwards
-# attribute reads (typing aliases, `types.GenericAlias`, bound methods) hands out its target's
-# attributes, so deciding by the receiver's type would let the real method through.
-
-_STR_FORMAT = str.__dict__["format"]
-_STR_FORMAT_MAP = str.__dict__["format_map"]
-_TYPE_MRO = type.__dict__["mro"]
-_ABC_REGISTER = abc.ABCMeta.register
-_STRPTIME = datetime.datetime.__dict__["strptime"]
-_PATTERN_SUB = re.Pattern.__dict__["sub"]
-_PATTERN_SUBN = re.Pattern.__dict__["subn"]
-_THROWS = {
-    "throw": (types.GeneratorType.__dict__["throw"], types.CoroutineType.__dict__["throw"]),
-    "athrow": (types.AsyncGeneratorType.__dict__["athrow"],),
-}
-
-_REGISTER_REFUSED = (
-    "ABC registration is not available in the sandbox (it would change classes shared with the host)"
-)
-
-
-def _is_abc(obj: Any) -> bool:
-    """An abstract base class, or a typing alias whose own origin is one (`typing.Mapping`)."""
-    if isinstance(obj, abc.ABCMeta):
-        return True
-    try:
-        origin = object.__getattribute__(obj, "__origin__")
-    except AttributeError:
-        return False
-    return isinstance(origin, abc.ABCMeta)
-
-
-def _bound_self(value: Any, descriptor: Any) -> Any:
-    """The object `value` is `descriptor` bound to (a C method bound to an instance, or a C
-    classmethod bound to a class), or _MISSING. Bound C methods compare by the identity of
-    their receiver and their C function, so no snippet code runs."""
-    if not isinstance(value, types.BuiltinMethodType):
-        return _MISSING
-    owner = value.__self__
-    try:
-        if type(descriptor) is types.ClassMethodDescriptorType:
-            bound = descriptor.__get__(None, owner)
-        else:
-            # Always with the type: a one-argument `__get__` of a method that takes its defining
-            # class (`Pattern.sub`) crashes CPython 3.11.
-            bound = descriptor.__get__(owner, type(owner))
-    except TypeError:
-        return _MISSING
-    return owner if bound == value else _MISSING
-
-
-def _judge_format(value: Any, descriptor: Any, safe: Callable[..., str]) -> Any:
-    if value is descriptor:
-        return safe
-    owner = _bound_self(value, descriptor)
-    if owner is not _MISSING:
-        return _BoundFormat(str.__str__(owner), safe)
-    return value
-
-
-def _judge_mro(value: Any) -> Any:
-    if value is _TYPE_MRO:
-        return _VisibleMro(None)
-    owner = _bound_self(value, _TYPE_MRO)
-    return _VisibleMro(owner) if owner is not _MISSING else value
-
-
-def _judge_register(value: Any) -> Any:
-    func = value.__func__ if isinstance(value, types.MethodType) else value
-    if func is _ABC_REGISTER:
-        raise AttributeError(_REGISTER_REFUSED)
-    return value
-
-
-def _judge_plain(value: Any, descriptor: Any) -> Any:
-    if value is descriptor or _bound_self(value, descriptor) is not _MISSING:
-        return _PlainStrMethod(value)
-    return value
-
-
-def _judge_throw(value: Any, name: str) -> Any:
-    for descriptor in _THROWS[name]:
-        if value is descriptor:
-            return _MarkedThrow(value, unbound=True)
-        if _bound_self(value, descriptor) is not _MISSING:
-            return _MarkedThrow(value, unbound=False)
-    return value
-
-
-#: name -> what a snippet gets instead of the value a read of that name returned.
-_JUDGES: dict[str, Callable[[Any], Any]] = {
-    "format": lambda v: _judge_format(v, _STR_FORMAT, safe_format),
-    "format_map": lambda v: _judge_format(v, _STR_FORMAT_MAP, safe_format_map),
-    "mro": _judge_mro,
-    "register": _judge_register,
-    "strptime": lambda v: _judge_plain(v, _STRPTIME),
-    "sub": lambda v: _judge_plain(v, _PATTERN_SUB),
-    "subn": lambda v: _judge_plain(v, _PATTERN_SUBN),
-    "throw": lambda v: _judge_throw(v, "throw"),
-    "athrow": lambda v: _judge_throw(v, "athrow"),
-}
-assert set(_JUDGES) == RUNTIME_CHECKED_ATTRIBUTES, "every runtime-checked name has a judge"
-
-
-def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
-    """`getattr` for snippets: refuses private and frame/code attributes, and hands out the
-    sandbox's version of what the guard judges (`str.format`, `mro`, ABC `register`,
-    string-caching methods) by what the read returns, whatever the receiver is."""
-    name = plain_name(name)
-    problem = attribute_problem(name)
-    if problem:
-        raise AttributeError(problem)
-    if name == "mro" and isinstance(obj, type):
-        return _VisibleMro(obj)
-    if name == "register" and _is_abc(obj):
-        raise AttributeError(_REGISTER_REFUSED)
-    if name == "format" or name == "format_map":
-        fn = safe_format if name == "format" else safe_format_map
-        target = obj.__self__ if isinstance(obj, super) else obj  # super(S, s).format
-        if isinstance(target, str):
-            return _BoundFormat(str.__str__(target), fn)
-        if isinstance(target, type) and issubclass(target, str):
-            return fn
-    if default is _MISSING:
-        value = getattr(obj, name)
-    else:
-        value = getattr(obj, name, _MISSING)
-        if value is _MISSING:
-            return default
-    judge = _JUDGES.get(name)
-    return judge(value) if judge is not None else value
-
-
-def guarded_hasattr(obj: Any, name: Any) -> bool:
-    name = plain_name(name)
-    if attribute_problem(name):
-        return False
-    try:
-        guarded_getattr(obj, name)
-    except AttributeError:
-        return False
-    return True
 
 
 #: Why `__subclasses__` is refused on anything but the snippet's own classes.
@@ -536,52 +112,6 @@ SUBCLASSES_REFUSED = (
     'attribute "__subclasses__" is only available on classes the snippet defines: a host '
     "class's subclasses are host classes; keep your own registry (in __init_subclass__) instead"
 )
-
-
-class _TypeMeta(type):
-    def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, type)
-
-    def __subclasscheck__(cls, sub: Any) -> bool:
-        return isinstance(sub, type) and issubclass(sub, type)
-
-    def __repr__(cls) -> str:
-        return "<class 'type'>"
-
-
-class SafeType(metaclass=_TypeMeta):
-    """The snippet's `type`: `type(x)` and `isinstance(x, type)` work, and never hand out a
-    metaclass (calling one builds classes outside the class-statement checks). Each run's
-    `type` is a subclass made by `RunGuards`, whose `_make_class` builds the three-argument form
-    through the run's class factory, with the checks a class body gets; this base has none
-    and refuses it."""
-
-    __slots__ = ()
-    _make_class: Callable[..., type] | None = None
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
-        if len(args) == 1:
-            if kwargs:
-                raise TypeError("type() takes no keyword arguments")
-            found = type(args[0])
-            # The type of a class is a metaclass (`type` itself, EnumType, ...).
-            return cls if issubclass(found, type) else found
-        if len(args) != 3:
-            raise TypeError("type() takes 1 or 3 arguments")
-        make = cls._make_class
-        if make is None:
-            raise TypeError("type() with three arguments is not available here; define classes with 'class'")
-        return make(*args, **kwargs)
-
-    def __class_getitem__(cls, item: Any) -> Any:
-        """`type[X]` (annotations such as `type[BaseException] | None`): an alias over this
-        `type`, so its `__origin__` is never the real metaclass."""
-        return types.GenericAlias(cls, item)
-
-
-SafeType.__name__ = "type"
-SafeType.__qualname__ = "type"
-SafeType.__module__ = "builtins"  # messages name it as CPython does: `type() argument after **`
 
 
 def _arg_type(value: Any) -> str:
@@ -597,9 +127,6 @@ _OWNED_ONLY_DUNDERS = frozenset(
      "__match_args__", "__slots__", "__defaults__", "__kwdefaults__", "__set_name__", "__get__",
      "__set__", "__delete__", "__copy__", "__deepcopy__", "__getattr__"}
 ) | SUPER_ONLY
-
-#: What no attribute read may hand a snippet, whatever name it used.
-_FORBIDDEN_VALUES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType, types.CellType)
 
 _OWNER_KEY = "__sandbox_owner__"
 
@@ -618,20 +145,7 @@ def _own_dict(obj: Any) -> Any:
     if not isinstance(obj, type):
         return found
     return types.MappingProxyType(
-        {k: v for k, v in found.items() if k != _OWNER_KEY and not _forbidden_value(v)}
-    )
-
-
-def _forbidden_value(value: Any) -> bool:
-    """What no read of a `_` name may hand a snippet: modules, frames, code objects, tracebacks,
-    cells, metaclasses, and a type's `__new__` (`object.__new__` builds any host class without
-    its checks; enum's metaclass stores it in the snippet's own enum as `_new_member_`)."""
-    if isinstance(value, _FORBIDDEN_VALUES) or (isinstance(value, type) and issubclass(value, type)):
-        return True
-    return (
-        isinstance(value, types.BuiltinMethodType)
-        and value.__name__ == "__new__"
-        and isinstance(value.__self__, type)
+        {k: v for k, v in found.items() if k != _OWNER_KEY and not forbidden(v)}
     )
 
 
@@ -799,15 +313,16 @@ class RunGuards:
             if default is not _MISSING:
                 return default
             raise
-        if _forbidden_value(value):
-            raise AttributeError(f'attribute "{name}" is not accessible: it leads outside the sandbox')
         if name == "__wrapped__" and not (self.owns(obj) or self.owns(value)):
             # A host wrapper's original is what the wrapper checks for (`re.sub`, `@dataclass`
             # in the shims are wrappers of the real ones); the snippet's own stay readable.
             raise AttributeError(
                 'attribute "__wrapped__" is not accessible: it is a host function\'s unchecked original'
             )
-        return value
+        try:
+            return judge(value)
+        except AttributeError:
+            raise AttributeError(f'attribute "{name}" is not accessible: {LEADS_OUTSIDE}') from None
 
     def _read_dunder(self, obj: Any, name: str) -> Any:
         if name == "__class__":
@@ -818,7 +333,7 @@ class RunGuards:
             if not isinstance(obj, type):
                 raise _cpython_no_attribute(obj, name)
             found = type.__getattribute__(obj, name)
-            return tuple(c for c in found if not _hidden_base(c))
+            return tuple(c for c in found if not hidden_base(c))
         if name in ("__setattr__", "__delattr__"):
             return _CheckedWrite(self, getattr(obj, name), name == "__delattr__")
         if name == "__subclasses__":
@@ -1022,7 +537,7 @@ class RunGuards:
                 raise TypeError("__match_args__ elements must be plain strings in the sandbox")
             private = name.startswith("_") and (
                 is_dunder(name) or not owned or not self._defined_by_snippet(cls, name)
-                or _forbidden_value(_class_level(cls, name))
+                or forbidden(_class_level(cls, name))
             )
             # The names the guard judges by the value a read returns (`format`, `mro`, ...) are
             # read natively here, where no judge sees them.

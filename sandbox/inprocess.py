@@ -51,6 +51,8 @@ class InProcessRuntime:
                                   state=state)
         except PolicyError as exc:
             return syntax_result(exc)
+        if controller is not None and controller.on_output is not None:
+            execution.output.sink = controller.output
         sched = execution.scheduler
         outcome: RunResult | None = None
         try:
@@ -88,6 +90,7 @@ class InProcessRuntime:
             if state is not None:
                 state.leave()
             _clear_shared_caches()
+            execution.shims.restore_shared()
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,

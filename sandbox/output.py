@@ -4,6 +4,9 @@ Up to `limit` bytes are kept. Anything past that is dropped and counted, and the
 `[output truncated: N bytes dropped]`. A snippet that keeps printing after the cap, to more than
 `FLOOD_FACTOR` times it, is stopped with `output-limit`: it is flooding, not reporting.
 
+`Output.sink`, when the host sets one, gets each piece of kept text as it is printed (the live
+view of `RunController(on_output=...)`); dropped bytes never reach it.
+
 `render_logs` writes the final log lines (printed lines, the truncation marker, warnings about
 calls never awaited) for both backends, and for the host from what a worker reports: the marker
 and the warnings are always the host's own text.
@@ -11,7 +14,7 @@ and the warnings are always the host's own text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .control import stop
 from .jsonvalue import escape_surrogates
@@ -65,13 +68,15 @@ def render_logs(printed: Sequence[str], dropped: int, unawaited: Sequence[tuple[
 class Output:
     """The run's log buffer; `print` is bound to it."""
 
-    __slots__ = ("limit", "parts", "used", "dropped")
+    __slots__ = ("limit", "parts", "used", "dropped", "sink")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.parts: list[str] = []
         self.used = 0
         self.dropped = 0
+        #: Host code that gets kept text as it is printed (a plain `str`); None: nobody watches.
+        self.sink: Callable[[str], None] | None = None
 
     def write(self, text: str) -> None:
         text = escape_surrogates(text)
@@ -80,12 +85,16 @@ class Output:
         if size <= room:
             self.parts.append(text)
             self.used += size
+            if self.sink is not None and text:
+                self.sink(text)
             return
         if room > 0:
             kept = cut(text, room)
             self.parts.append(kept)
             self.used = self.limit
             size -= _byte_len(kept)
+            if self.sink is not None and kept:
+                self.sink(kept)
         self.dropped += size
         if is_flooding(self.limit, self.dropped):
             raise stop("output-limit", flood_message(self.limit))

@@ -35,6 +35,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .control import RunStopped, Verdict
@@ -440,6 +441,8 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         except PolicyError as exc:
             return syntax_result(exc)
         holder.append(execution)
+        if message.get("live") is True:
+            execution.output.sink = _live_sink(channel)
         result = _drive(execution, channel)
     except RunStopped as stopped:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -467,6 +470,27 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         # The host believes no call-limit it did not count: show it the calls.
         _send_calls(channel, execution.scheduler.take_outbox())
     return result
+
+
+#: The timers that raise a stop: held off while a frame is half written, so a stop can never
+#: cut one (the host would then read garbage instead of the run's end).
+_STOP_SIGNALS = frozenset({signal.SIGALRM, signal.SIGPROF, signal.SIGXCPU})
+
+
+def _live_sink(channel: BlockingChannel) -> Callable[[str], None]:
+    """Send each piece of printed text to the host as it is printed (the host asked: `live`)."""
+
+    def send(text: str) -> None:
+        frame = encode('{"op":"out","text":' + dumps(text) + "}")
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            channel.send(frame)
+        except OSError:
+            pass  # the host is gone; the run ends at its next wait
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+    return send
 
 
 def _send_calls(channel: BlockingChannel, batch: list[tuple[int, CallRequest]],

@@ -368,6 +368,8 @@ class WorkerRuntime:
             "docs": dict(docs) if docs is not None else None,
             **(extra or {}),
         }
+        if controller is not None and controller.on_output is not None:
+            request["live"] = True  # the worker then sends each print as an `out` frame
         try:
             await stream.send(encode(request))
         except OSError:
@@ -406,6 +408,7 @@ class _Session:
         self.source_lines = source_lines
         self.calls = 0
         self.in_flight = 0
+        self.live_bytes = 0
         #: The cancel scope of each call in flight by id, for the worker's `cancel` frames.
         self.scopes: dict[int, CallScope] = {}
         self.max_frame = (
@@ -500,8 +503,23 @@ class _Session:
                     scope.abandon()
             elif op == "done":
                 return self._checked_result(frame.get("result"))
+            elif op == "out":
+                self._live(frame.get("text"))
             else:
                 return RunResult(error=RunError("crashed", f"the worker sent an unknown frame '{op}'"))
+
+    def _live(self, text: Any) -> None:
+        """A live print: passed on only when the host asked for it, as plain text, and never more
+        than `max_output` bytes in all (the worker's own cap is not believed)."""
+        if self.controller is None or self.controller.on_output is None or type(text) is not str:
+            return
+        room = self.limits.max_output - self.live_bytes
+        if room <= 0:
+            return
+        kept = cut(text, room)
+        self.live_bytes += len(kept.encode("utf-8", "replace"))
+        if kept:
+            self.controller.output(kept)
 
     def _check_call(self, frame: dict[str, Any]) -> tuple[str, str] | None:
         self.calls += 1

@@ -44,6 +44,7 @@ from ..registry.registry import Registry
 from ..workspace import register_workspace
 from . import options
 from .exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, INTERRUPTED_LINE, only_error
+from .live import StatusLine, server_stderr
 from .options import (
     add_mcp_config_option,
     add_run_options,
@@ -57,6 +58,7 @@ from .options import (
 
 __all__ = [
     "add_mcp_parser",
+    "cache_options",
     "command",
     "config_tools",
     "main",
@@ -92,13 +94,21 @@ def upstream_limits(timeout: float | None) -> UpstreamLimits:
         raise McpConfigError("--mcp-timeout", [str(exc)]) from exc
 
 
-def config_tools(args: argparse.Namespace, registry: Registry, stderr: TextIO) -> Any:
-    """The ``--mcp-config`` tools for an ``async with`` block (a progress line on a terminal)."""
+def cache_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``cache=`` and ``refresh=`` for ``mcp_tools`` from ``--tool-cache`` and ``--refresh-tools``."""
+    directory = getattr(args, "tool_cache", None)
+    return {"cache": directory if directory else True, "refresh": bool(getattr(args, "refresh_tools", False))}
+
+
+def config_tools(args: argparse.Namespace, registry: Registry, stderr: TextIO, status: StatusLine | None = None) -> Any:
+    """The ``--mcp-config`` tools for an ``async with`` block (a progress line on a terminal;
+    servers' stderr prefixed with their names, above ``status`` when the command has one)."""
     from ..mcp.loading import mcp_tools  # loads the SDK
 
     limits = upstream_limits(args.mcp_timeout)
     progress = stderr if stderr.isatty() else None
-    return mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress)
+    return mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress,
+                     stderr_lines=server_stderr(stderr, status), **cache_options(args))
 
 
 def with_config_tools(args: argparse.Namespace, registry: Registry, fn: Any, stderr: TextIO) -> Any:
@@ -127,7 +137,8 @@ def with_mcp_tools(args: argparse.Namespace, registry: Registry, fn: Callable[[]
     from ..mcp.loading import mcp_tools  # loads the SDK
 
     async def go() -> T:
-        async with mcp_tools(registry, paths, limits=limits, stderr=stderr):
+        relay = server_stderr(stderr if stderr is not None else sys.stderr)
+        async with mcp_tools(registry, paths, limits=limits, stderr=stderr, stderr_lines=relay, **cache_options(args)):
             return fn()
 
     return anyio.run(go)
@@ -216,7 +227,8 @@ async def _serve(args: argparse.Namespace, registry: Registry, stderr: TextIO) -
     sessions = _session_limits(args)
     serve_limits = _serve_limits(args, sessions, http=address is not None)
     progress = stderr if stderr.isatty() else None
-    async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress):
+    async with mcp_tools(registry, args.mcp_config, limits=limits, stderr=stderr, progress=progress,
+                         stderr_lines=server_stderr(stderr), **cache_options(args)):
         mode = CodeMode(
             registry,
             mode="code",

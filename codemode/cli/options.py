@@ -42,7 +42,7 @@ MEMORY_NOT_ENFORCED = (
     "--memory is not enforced on the inprocess backend (it cannot cap memory inside this "
     "process); use --backend worker to enforce it"
 )
-MCP_TIMEOUT_UNUSED = "--mcp-timeout has no effect without --mcp-config"
+MCP_OPTION_UNUSED = "{flag} has no effect without --mcp-config"
 #: Bounds of the numeric options: a value outside is a usage error naming the flag.
 TIMEOUT_RANGE = (0.01, 86_400.0)
 MEMORY_RANGE_MIB = (16, 1024 * 1024)
@@ -172,8 +172,12 @@ def warn_unenforced(args: argparse.Namespace, stderr: TextIO) -> None:
     """One warning line per option given that has no effect with the other options chosen."""
     if getattr(args, "memory", None) is not None and args.backend == "inprocess":
         stderr.write(WARNING_LINE.format(message=MEMORY_NOT_ENFORCED))
-    if getattr(args, "mcp_timeout", None) is not None and not getattr(args, "mcp_config", None):
-        stderr.write(WARNING_LINE.format(message=MCP_TIMEOUT_UNUSED))
+    if not getattr(args, "mcp_config", None):
+        for flag, given in (("--mcp-timeout", getattr(args, "mcp_timeout", None) is not None),
+                            ("--tool-cache", getattr(args, "tool_cache", None) is not None),
+                            ("--refresh-tools", getattr(args, "refresh_tools", False))):
+            if given:
+                stderr.write(WARNING_LINE.format(message=MCP_OPTION_UNUSED.format(flag=flag)))
 
 
 def open_output(path: str, flag: str, mode: str = "w") -> TextIO:
@@ -206,9 +210,15 @@ def limits_from_args(args: argparse.Namespace) -> sandbox.Limits:
 
 
 def add_mcp_config_option(parser: argparse.ArgumentParser) -> None:
-    """``--mcp-config FILE`` (repeatable) and ``--mcp-timeout S`` on a subcommand."""
+    """``--mcp-config FILE`` (repeatable), ``--mcp-timeout S``, ``--tool-cache DIR`` and
+    ``--refresh-tools`` on a subcommand."""
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
                         help='an MCP client configuration ({"mcpServers": ...}); its servers\' tools load as '
                              "<server>__<tool>; repeatable (default: none)")
     parser.add_argument("--mcp-timeout", type=number_option(float, *MCP_TIMEOUT_RANGE, "seconds"), metavar="S",
                         help=f"seconds per upstream MCP tool call (default {DEFAULT_UPSTREAM_LIMITS.call_timeout:g})")
+    parser.add_argument("--tool-cache", metavar="DIR",
+                        help="where MCP servers' tool lists are cached, so a server starts only when a program "
+                             "calls its tools (default $CODEMODE_TOOL_CACHE, else ~/.cache/codemode/mcp-tools)")
+    parser.add_argument("--refresh-tools", action="store_true",
+                        help="start every MCP server to list its tools again, and rewrite their cached lists")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 import sandbox
@@ -17,15 +17,24 @@ from ..registry.content import media_size, placeholder
 from ..registry.output import json_line, visible
 from .exits import EXIT_FAILED, EXIT_OK, failure_line
 
-__all__ = ["JSON_CALL_CAP", "print_report"]
+__all__ = ["JSON_CALL_CAP", "print_report", "show_text"]
 
 #: --json shows each sub-call's arguments and content up to this many bytes of JSON each.
 JSON_CALL_CAP = 4096
 
 
-def print_report(args: argparse.Namespace, report: CodeRun, name: str, stdout: TextIO, stderr: TextIO) -> int:
-    """Print one run as ``codemode run`` does (text, or one ``--json`` line); its exit code."""
-    show = (lambda text: text) if args.raw else visible  # the snippet wrote this text
+def show_text(args: argparse.Namespace) -> Callable[[str], str]:
+    """How text the snippet wrote is shown: controls made visible, unless ``--raw``."""
+    return (lambda text: text) if args.raw else visible
+
+
+def print_report(args: argparse.Namespace, report: CodeRun, name: str, stdout: TextIO, stderr: TextIO,
+                 *, shown: int = 0) -> int:
+    """Print one run as ``codemode run`` does (text, or one ``--json`` line); its exit code.
+
+    ``shown``: how many of the run's first log lines the terminal already showed live; the text
+    printed here starts after them."""
+    show = show_text(args)
     if args.trace:
         _trace(report, stderr, show)
     result = report.result
@@ -43,9 +52,11 @@ def print_report(args: argparse.Namespace, report: CodeRun, name: str, stdout: T
         stdout.write(json_line(payload) + "\n")
         return EXIT_OK if report.ok else EXIT_FAILED
     if report.ok:
-        stdout.write(show(report.text) + "\n")
+        rest = report.text.split("\n")[shown:] if shown else [report.text]
+        if rest:
+            stdout.write(show("\n".join(rest)) + "\n")
     else:
-        for line in result.logs:
+        for line in result.logs[shown:]:
             stdout.write(show(line) + "\n")
         error = result.error
         assert error is not None

@@ -6,6 +6,7 @@ With ``--session`` and more files, ``codemode.cli.session`` runs them in one ses
 from __future__ import annotations
 
 import argparse
+import io
 import time
 from pathlib import Path
 from typing import TextIO
@@ -19,6 +20,7 @@ from ..code_mode.bridge import SubCall
 from ..registry.registry import Registry
 from . import options
 from .exits import UsageError
+from .live import LivePrinter, StatusLine, is_terminal
 from .mcp import config_tools
 from .options import (
     limits_from_args,
@@ -29,7 +31,7 @@ from .options import (
     warn_unenforced,
 )
 from .replay import ReplayExecutor, write_recording
-from .report import print_report
+from .report import print_report, show_text
 
 __all__ = ["command"]
 
@@ -55,10 +57,12 @@ async def command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdi
         require_jail(backend)
         warn_unenforced(args, stderr)
         registry = registry_from_args(args)
+        status = StatusLine(stderr if not args.json else io.StringIO())  # --json: no live output at all
+        loaded = (args, registry, name, code, limits, backend, executor, record, stdout, stderr, status)
         if not args.mcp_config:  # the MCP SDK is slow to import: load it only when asked for
-            return await _run_loaded(args, registry, name, code, limits, backend, executor, record, stdout, stderr)
-        async with config_tools(args, registry, stderr):
-            return await _run_loaded(args, registry, name, code, limits, backend, executor, record, stdout, stderr)
+            return await _run_loaded(*loaded)
+        async with config_tools(args, registry, stderr, status):
+            return await _run_loaded(*loaded)
     finally:
         if record is not None and not record.closed:
             record.close()
@@ -67,7 +71,7 @@ async def command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdi
 async def _run_loaded(
     args: argparse.Namespace, registry: Registry, name: str, code: str, limits: sandbox.Limits,
     backend: sandbox.BackendName | sandbox.Runtime, executor: ReplayExecutor | None,
-    record: TextIO | None, stdout: TextIO, stderr: TextIO,
+    record: TextIO | None, stdout: TextIO, stderr: TextIO, status: StatusLine,
 ) -> int:
     try:
         mode = CodeMode(
@@ -80,7 +84,9 @@ async def _run_loaded(
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    progress = _Progress(stderr) if stderr.isatty() and not args.json else None
+    progress = _Progress(status) if status.enabled else None
+    # On a terminal the program's prints appear as they happen; pipes and --json get them at the end.
+    live = LivePrinter(stdout, status, show_text(args)) if is_terminal(stdout) and not args.json else None
     started = time.monotonic()
     async with anyio.create_task_group() as tg:
         if progress is not None:
@@ -90,25 +96,25 @@ async def _run_loaded(
             description=f"Run {Path(name).name}",
             call_id="cli",
             on_dispatch=progress.count if progress is not None else None,
+            on_output=live.feed if live is not None else None,
         )
         tg.cancel_scope.cancel()
-    if progress is not None:
-        progress.clear()
+    status.clear()
     if record is not None:
         try:
             write_recording(record, report.calls)
         except OSError as exc:
             raise UsageError(f"--record: cannot write {args.record}: {exc.strerror or exc}") from exc
-    return print_report(args, report, name, stdout, stderr)
+    shown = live.shown(report.result.logs) if live is not None else 0
+    return print_report(args, report, name, stdout, stderr, shown=shown)
 
 
 class _Progress:
     """A one-line sub-call counter on a terminal's stderr, for runs longer than a second."""
 
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
+    def __init__(self, status: StatusLine) -> None:
+        self.status = status
         self.done = 0
-        self.shown = False
 
     def count(self, call: SubCall) -> None:
         self.done += 1
@@ -116,12 +122,5 @@ class _Progress:
     async def show(self, started: float) -> None:
         await anyio.sleep(PROGRESS_AFTER)
         while True:
-            self.out.write(f"\r[codemode] running {time.monotonic() - started:.1f} s, {self.done} sub-calls started")
-            self.out.flush()
-            self.shown = True
+            self.status.show(f"[codemode] running {time.monotonic() - started:.1f} s, {self.done} sub-calls started")
             await anyio.sleep(PROGRESS_EVERY)
-
-    def clear(self) -> None:
-        if self.shown:
-            self.out.write("\r\033[K")
-            self.out.flush()

@@ -20,6 +20,7 @@ from ..code_mode.bridge import CodeRun
 from ..registry.registry import Registry
 from . import options
 from .exits import EXIT_FAILED, EXIT_OK, UsageError
+from .live import LivePrinter, StatusLine, is_terminal
 from .mcp import config_tools
 from .options import (
     limits_from_args,
@@ -29,7 +30,7 @@ from .options import (
     require_jail,
 )
 from .replay import ReplayExecutor, write_recording
-from .report import print_report
+from .report import print_report, show_text
 
 __all__ = ["run_session"]
 
@@ -68,9 +69,14 @@ async def _run_all(args: argparse.Namespace, registry: Registry, sources: list[t
     try:
         session = mode.session(SESSION_KEY)
         for number, (name, source) in enumerate(sources, 1):
-            report = await session.run(source, description=f"Run {Path(name).name}", call_id=f"cli-{number}")
+            # As for one file: on a terminal each run's prints appear as they happen.
+            live = LivePrinter(stdout, StatusLine(stderr), show_text(args)) \
+                if is_terminal(stdout) and not args.json else None
+            report = await session.run(source, description=f"Run {Path(name).name}", call_id=f"cli-{number}",
+                                       on_output=live.feed if live is not None else None)
             reports.append(report)
-            if print_report(args, report, name, stdout, stderr) != EXIT_OK:
+            shown = live.shown(report.result.logs) if live is not None else 0
+            if print_report(args, report, name, stdout, stderr, shown=shown) != EXIT_OK:
                 code = EXIT_FAILED
     finally:
         mode.close()

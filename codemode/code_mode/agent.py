@@ -266,19 +266,22 @@ class CodeMode:
         on_dispatch: Any = None,
         session: str | CodeSession | None = None,
         restart: bool = False,
+        on_output: Callable[[str], None] | None = None,
     ) -> CodeRun:
         """Run ``code`` as a ``run_code`` call from the host (the CLI does this) and return the
         full report. The call goes through the pipeline like a model's, mode checks included.
-        ``session`` runs it in that session (``restart``: in a fresh state)."""
+        ``session`` runs it in that session (``restart``: in a fresh state). ``on_output(text)``
+        gets what the program prints as it prints it (raw text, pieces may end mid-line; see
+        ``sandbox.RunController``); the report's logs stay the account of record."""
         return await self._run(code, description=description, call_id=call_id, agent=agent, limits=limits,
-                               on_dispatch=on_dispatch, session=session, restart=restart)
+                               on_dispatch=on_dispatch, session=session, restart=restart, on_output=on_output)
 
     async def _run(self, code: str, *, description: str, call_id: str, agent: str | None,
                    limits: sandbox.Limits | None, on_dispatch: Any, session: str | CodeSession | None,
-                   restart: bool) -> CodeRun:
+                   restart: bool, on_output: Callable[[str], None] | None = None) -> CodeRun:
         code_session = self._resolve(session)
         sink: list[CodeRun] = []
-        settings = RunSettings(limits=limits, sink=sink, on_dispatch=on_dispatch,
+        settings = RunSettings(limits=limits, sink=sink, on_dispatch=on_dispatch, on_output=on_output,
                              session=code_session.sandbox if code_session is not None else None)
         arguments = {"code": code, "description": description}
         call = ToolCall(call_id, RUN_CODE, restart_arguments(arguments, restart and code_session is not None))

@@ -491,6 +491,8 @@ class RunSettings:
     session: sandbox.Session | None = None
     #: Lets the host cancel the run with a reason (a server's drain); a fresh one when None.
     controller: sandbox.RunController | None = None
+    #: Gets the program's prints as they happen (the CLI on a terminal); see ``CodeMode.run``.
+    on_output: Callable[[str], None] | None = None
 
 
 _NO_SETTINGS = RunSettings()
@@ -587,7 +589,7 @@ class RunCodeTool:
         definitions = self.tools_for(ctx.agent)
         sdk = build_sdk(definitions)
         limits = settings.limits or self.limits
-        controller = settings.controller or sandbox.RunController()
+        controller = settings.controller or sandbox.RunController(on_output=settings.on_output)
         state = _Run(ctx, definitions, self.registry, self.executor, self.max_parallel_sub_calls, controller)
         state.on_dispatch = settings.on_dispatch
         state.on_finish = settings.on_finish

@@ -76,10 +76,11 @@ class CodeSession:
         limits: sandbox.Limits | None = None,
         restart: bool = False,
         on_dispatch: Any = None,
+        on_output: Callable[[str], None] | None = None,
     ) -> CodeRun:
         """``CodeMode.run`` in this session."""
         return await self.mode._run(code, description=description, call_id=call_id, agent=agent, limits=limits,
-                                    on_dispatch=on_dispatch, session=self, restart=restart)
+                                    on_dispatch=on_dispatch, session=self, restart=restart, on_output=on_output)
 
     def close(self) -> None:
         """Kill the session's worker and forget it; idempotent."""

@@ -26,6 +26,7 @@ from .options import DEFAULT_SERVE_LIMITS, ServeLimits
 
 _LAZY = {
     "McpProvider": "provider",
+    "ToolListStore": "cache",
     "UpstreamCrashed": "upstream",
     "UpstreamError": "upstream",
     "UpstreamInvalidResult": "upstream",
@@ -55,6 +56,7 @@ __all__ = [
     "ServeController",
     "ServeLimits",
     "ServerConfig",
+    "ToolListStore",
     "UpstreamCrashed",
     "UpstreamError",
     "UpstreamInvalidResult",

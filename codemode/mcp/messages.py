@@ -134,3 +134,12 @@ SESSION_EVICTED = (
 )
 NOT_READY_DRAINING = "draining: the server is shutting down and takes no new work"
 NOT_READY_BACKEND = "the worker backend cannot run: {reason}"
+
+# --- the tool-list cache (codemode.mcp.cache; lines for the user, never for the model) -------------
+
+CACHE_IGNORED = "ignoring the cached tool list of MCP server '{server}' ({path}: {problem}); it is listed live"
+CACHE_UNWRITABLE = "cannot write MCP tool lists to {directory} ({problem}); servers are listed live on every run"
+CACHE_DISAGREES = (
+    "MCP server '{server}' now lists other tools than its cached list ({changes}); this run's SDK "
+    "was built from the cached list, and the next run uses the new one"
+)

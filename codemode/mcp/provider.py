@@ -2,6 +2,11 @@
 
 Nothing connects until ``load()`` (or ``register()``), which starts every server at once and
 lists its tools; a server that fails to start is reported in ``failures`` and the others load.
+With a ``ToolListStore`` (``cache=``), a server whose list is cached is not started at load: its
+tools come from the cache, and the server starts when a program first calls one of them. That
+first start lists the tools again; when they differ from the cached list the registry follows
+the server, the store is updated, and ``notify`` gets one line saying so (this run's SDK was
+already built from the cached list).
 Each tool is a plain registered tool, so every call goes through the registry pipeline (policies,
 guards, approvals, validation, observers) whether the model or a snippet makes it.
 
@@ -19,10 +24,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
-import mcp_types as types
 from anyio.abc import TaskGroup
 
 from ..registry.definition import ToolDefinition
@@ -30,10 +34,14 @@ from ..registry.errors import CodemodeError, RegistrationError
 from ..registry.hooks import Handle
 from ..registry.registry import Registry
 from . import messages as m
+from .cache import CachedToolList, ToolListStore
 from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
 from .resources import LIST_RESOURCES, READ_RESOURCE, ResourceIndex, resource_tools
-from .tools import missing_capability, namespace_names, tool_definition
+from .tools import ToolJSON, missing_capability, namespace_names, tool_definition, tool_json
 from .upstream import UpstreamError, UpstreamServer
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = ["McpProvider"]
 
@@ -48,7 +56,13 @@ class McpProvider:
     schemas the registry refuses is listed under ``"<server>/<tool>"``), ``hidden``
     (``"<server>/<tool>"`` -> the one line saying which capability it needs that codemode
     lacks), ``servers`` and ``resources`` (the ``ResourceIndex``; when a server lists resources,
-    ``definitions`` also holds ``read_resource`` and ``list_resources``).
+    ``definitions`` also holds ``read_resource`` and ``list_resources``), and ``from_cache``
+    (the servers whose tools came from ``cache`` and that were therefore not started).
+
+    ``notify(line)`` gets the one-line notices for the user (a cached list the server then
+    contradicted); by default they go to the ``codemode.mcp`` logger. ``stderr_lines(server,
+    line)``, when given, gets what stdio servers write to their stderr, line by line, instead of
+    that going to codemode's stderr directly.
     """
 
     def __init__(
@@ -57,11 +71,19 @@ class McpProvider:
         *,
         limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
         errlog: IO[str] | int | None = None,
+        cache: ToolListStore | None = None,
+        notify: Callable[[str], None] | None = None,
+        stderr_lines: Callable[[str, str], None] | None = None,
     ) -> None:
         configs = list(servers.values()) if isinstance(servers, Mapping) else list(servers)
         self.limits = limits
+        self.cache = cache
+        self.notify = notify if notify is not None else logger.warning
+        self.from_cache: set[str] = set()
+        self._cached: dict[str, list[ToolJSON]] = {}  # from_cache server -> its cached list, until checked
         self.servers: dict[str, UpstreamServer] = {
-            c.name: UpstreamServer(c, self._spawn, limits=limits, errlog=errlog) for c in configs
+            c.name: UpstreamServer(c, self._spawn, limits=limits, errlog=errlog, stderr_lines=stderr_lines)
+            for c in configs
         }
         self.definitions: list[ToolDefinition] = []
         self.upstream: dict[str, tuple[str, str]] = {}
@@ -70,7 +92,7 @@ class McpProvider:
         self._tg: TaskGroup | None = None
         self._handles: dict[str, Handle] = {}
         self._registry: Registry | None = None
-        self._listed: dict[str, types.Tool] = {}  # registry name -> the upstream tool it runs
+        self._listed: dict[str, ToolJSON] = {}  # registry name -> the upstream tool it runs
         self._refreshing: set[str] = set()
         self._stale: set[str] = set()
         self.resources = ResourceIndex(self.servers)
@@ -123,18 +145,31 @@ class McpProvider:
     # --- tools ---------------------------------------------------------------------------------------
 
     async def load(self, *, taken: Iterable[str] = ()) -> list[ToolDefinition]:
-        """Start every server in parallel, list their tools and build the definitions.
+        """Start every server in parallel (those with a cached list excepted), list their tools
+        and build the definitions.
 
         ``taken`` names registry tools the new names must avoid. Idempotent.
         """
         if self._loaded:
             return self.definitions
         await self.start()
-        listed: dict[str, list[types.Tool]] = {}
+        listed: dict[str, list[ToolJSON]] = {}
+        cached_offering: list[str] = []
+        for server in self.servers.values():
+            entry = self.cache.get(server.config) if self.cache is not None else None
+            if entry is not None:
+                listed[server.name] = entry.tools
+                server.dropped = dict(entry.dropped)
+                server.server_version = entry.server_version
+                server.unverified = True
+                self.from_cache.add(server.name)
+                self._cached[server.name] = entry.tools
+                if entry.resources:
+                    cached_offering.append(server.name)
 
         async def list_one(server: UpstreamServer) -> None:
             try:
-                listed[server.name] = await server.tools()
+                listed[server.name] = [tool_json(t) for t in await server.tools()]
             except UpstreamError as exc:
                 reason = getattr(exc, "reason", "")
                 self.failures[server.name] = (
@@ -142,12 +177,18 @@ class McpProvider:
                 )
                 logger.debug("MCP server %r: %s", server.name, exc.message)
 
+        live = [s for s in self.servers.values() if s.name not in self.from_cache]
         async with anyio.create_task_group() as tg:
-            for server in self.servers.values():
+            for server in live:
                 tg.start_soon(list_one, server)
-        usable = {name: self._usable(name, tools) for name, tools in listed.items()}
+        usable = {name: self._usable(name, tools) for name, tools in sorted(listed.items())}
         self._add([(name, tool) for name, tools in usable.items() for tool in tools], taken)
-        await self.resources.refresh(listed)
+        await self.resources.refresh([s.name for s in live if s.name in listed])
+        if cached_offering:  # listed when first needed, which starts those servers
+            self.resources.offering = sorted({*self.resources.offering, *cached_offering})
+        for server in live:
+            if server.name in listed:
+                self._store(server.name, listed[server.name])
         if self.resources.offering:
             used = {*taken, *(d.name for d in self.definitions)}
             read_name = _free(READ_RESOURCE, used)
@@ -156,7 +197,7 @@ class McpProvider:
         self._loaded = True
         return self.definitions
 
-    def _usable(self, server_name: str, tools: list[types.Tool]) -> list[types.Tool]:
+    def _usable(self, server_name: str, tools: list[ToolJSON]) -> list[ToolJSON]:
         """The tools codemode can call; the others go to ``hidden`` with the reason, and the
         ones the protocol refused (dropped by the server's screen) to ``failures``."""
         prefix = f"{server_name}/"
@@ -172,17 +213,18 @@ class McpProvider:
             if reason is None:
                 usable.append(tool)
             else:
-                self.hidden[prefix + tool.name] = m.TOOL_HIDDEN.format(tool=tool.name, server=server_name, reason=reason)
+                self.hidden[prefix + tool["name"]] = m.TOOL_HIDDEN.format(tool=tool["name"], server=server_name,
+                                                                        reason=reason)
         return usable
 
-    def _add(self, tools: list[tuple[str, types.Tool]], taken: Iterable[str]) -> None:
+    def _add(self, tools: list[tuple[str, ToolJSON]], taken: Iterable[str]) -> None:
         """Name, define and (once registered) register ``(server, tool)`` pairs; the names are
         given in sorted order, so the same tools always get the same names."""
-        names = namespace_names([(s, t.name) for s, t in tools], [*taken, *(d.name for d in self.definitions)])
+        names = namespace_names([(s, t["name"]) for s, t in tools], [*taken, *(d.name for d in self.definitions)])
         for server_name, tool in tools:
             server = self.servers[server_name]
-            name = names[(server_name, tool.name)]
-            key = f"{server_name}/{tool.name}"
+            name = names[(server_name, tool["name"])]
+            key = f"{server_name}/{tool['name']}"
             self.failures.pop(key, None)
             try:
                 definition = tool_definition(server, tool, name)
@@ -190,10 +232,10 @@ class McpProvider:
                     self._handles[name] = self._registry.register(definition)
             except (CodemodeError, ValueError, TypeError, RecursionError) as exc:
                 why = _why_refused(exc)
-                self.failures[key] = m.TOOL_SKIPPED.format(tool=tool.name, server=server_name, reason=why)
+                self.failures[key] = m.TOOL_SKIPPED.format(tool=tool["name"], server=server_name, reason=why)
                 logger.debug("MCP tool %s skipped: %s", key, why)
                 continue
-            self.upstream[name] = (server_name, tool.name)
+            self.upstream[name] = (server_name, tool["name"])
             self._listed[name] = tool
             self.definitions.append(definition)
         self.definitions.sort(key=lambda d: d.name)
@@ -219,31 +261,48 @@ class McpProvider:
         self._spawn(partial(self._refresh, server_name))
 
     async def _refresh(self, server_name: str) -> None:
+        server = self.servers[server_name]
         try:
             while True:
                 self._stale.discard(server_name)
                 try:
-                    tools = await self.servers[server_name].tools()
+                    tools = [tool_json(t) for t in await server.tools()]
                 except UpstreamError as exc:  # keep the tools it had; a call will report the failure
                     logger.warning("MCP server %r: could not list its changed tools: %s", server_name, exc.message)
                     return
                 if self._tg is not None:
+                    if server.unverified:
+                        server.unverified = False
+                        cached = {t["name"]: t for t in self._cached.pop(server_name, [])}
+                        changes = _changes(cached, tools)
+                        if changes:
+                            self.notify(m.CACHE_DISAGREES.format(server=server_name, changes=changes))
                     self.update(server_name, tools)
+                    self._store(server_name, tools)
                 if server_name not in self._stale:
                     return
         finally:
             self._refreshing.discard(server_name)
 
-    def update(self, server_name: str, tools: list[types.Tool]) -> list[str]:
+    def _store(self, server_name: str, tools: list[ToolJSON]) -> None:
+        """Keep ``tools`` (a full, live ``tools/list`` answer) in the cache, if there is one."""
+        if self.cache is None:
+            return
+        server = self.servers[server_name]
+        entry = CachedToolList(list(tools), server.server_version, dict(server.dropped),
+                               server_name in self.resources.offering)
+        self.cache.put(server.config, entry)
+
+    def update(self, server_name: str, tools: Iterable[types.Tool | ToolJSON]) -> list[str]:
         """Apply a new tool list of ``server_name``: new tools are added, removed ones dropped,
         changed ones replaced under the same name; returns the registry names that changed."""
         self.failures.pop(server_name, None)  # it answered: a failed start is over
-        usable = {t.name: t for t in self._usable(server_name, tools)}
+        usable = {t["name"]: t for t in self._usable(server_name, [tool_json(t) for t in tools])}
         current = {upstream: name for name, (s, upstream) in self.upstream.items() if s == server_name}
         changed: list[str] = []
         for upstream, name in current.items():
             tool = usable.get(upstream)
-            if tool is None or _fingerprint(tool) != _fingerprint(self._listed[name]):
+            if tool is None or tool != self._listed[name]:
                 self._remove(name)
                 changed.append(name)
         kept = {upstream for upstream, name in current.items() if name in self.upstream}
@@ -294,5 +353,11 @@ def _free(name: str, used: set[str]) -> str:
     return candidate
 
 
-def _fingerprint(tool: types.Tool) -> Any:
-    return tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+def _changes(before: Mapping[str, ToolJSON], after: list[ToolJSON]) -> str:
+    """``1 added, 2 removed, 1 changed`` between two lists of one server ('' when equal)."""
+    now = {t["name"]: t for t in after}
+    added = sum(1 for name in now if name not in before)
+    removed = sum(1 for name in before if name not in now)
+    changed = sum(1 for name, t in now.items() if name in before and t != before[name])
+    parts = [f"{n} {what}" for n, what in ((added, "added"), (removed, "removed"), (changed, "changed")) if n]
+    return ", ".join(parts)

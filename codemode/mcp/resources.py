@@ -20,18 +20,21 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import mcp_types as types
 
 from ..registry.calls import ExecutionContext
 from ..registry.content import text_block
 from ..registry.definition import ToolDefinition, define_tool
 from ..registry.messages import ErrorKind
 from ..registry.pipeline import BodyFailed
+from . import lazy_sdk as sdk
 from . import messages as m
 from .upstream import UpstreamError, UpstreamServer
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = [
     "LIST_RESOURCES",
@@ -59,7 +62,7 @@ _SHOWN_URI = 120
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
 _ANNOTATIONS = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": True}
 
-Listing = tuple[list[types.Resource], list[types.ResourceTemplate]]
+Listing = tuple[list["types.Resource"], list["types.ResourceTemplate"]]
 
 
 def _template_pattern(template: str) -> tuple[re.Pattern[str], int]:
@@ -175,7 +178,7 @@ def resource_blocks(contents: Iterable[types.TextResourceContents | types.BlobRe
     text_total = text_shown = 0
     for part in parts[:MAX_RESOURCE_PARTS]:
         uri, mime = str(part.uri), part.mime_type or "application/octet-stream"
-        if isinstance(part, types.TextResourceContents):
+        if isinstance(part, sdk.types.TextResourceContents):
             room = MAX_RESOURCE_TEXT - text_shown
             text = part.text if len(part.text) <= room else part.text[:room]
             text_total += len(part.text)

@@ -22,18 +22,23 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-
 from ..registry.calls import ExecutionContext
 from ..registry.content import render_value, text_block
 from ..registry.definition import ToolDefinition, define_tool
 from ..registry.frozen import thaw
 from ..registry.messages import ErrorKind
 from ..registry.pipeline import BodyFailed
+from . import lazy_sdk as sdk
 from . import messages as m
 
 if TYPE_CHECKING:
+    import mcp_types as types
+
     from .upstream import UpstreamServer
+
+#: An upstream tool as MCP's JSON spells it (``name``, ``inputSchema``, ``outputSchema``,
+#: ``annotations``, ...): what a live ``tools/list`` gives (dumped) and a cached list holds.
+ToolJSON = Mapping[str, Any]
 
 __all__ = [
     "SEPARATOR",
@@ -43,6 +48,7 @@ __all__ = [
     "namespaced_name",
     "to_mcp_content",
     "tool_definition",
+    "tool_json",
 ]
 
 SEPARATOR = "__"
@@ -113,17 +119,17 @@ def from_mcp_content(blocks: Sequence[Any]) -> list[dict[str, Any]]:
     """
     out: list[dict[str, Any]] = []
     for block in blocks:
-        if isinstance(block, types.TextContent):
+        if isinstance(block, sdk.types.TextContent):
             out.append(text_block(block.text))
-        elif isinstance(block, (types.ImageContent, types.AudioContent)):
+        elif isinstance(block, (sdk.types.ImageContent, sdk.types.AudioContent)):
             out.append({"type": block.type, "mime_type": block.mime_type, "data": block.data})
-        elif isinstance(block, types.EmbeddedResource):
+        elif isinstance(block, sdk.types.EmbeddedResource):
             res = block.resource
-            if isinstance(res, types.TextResourceContents):
+            if isinstance(res, sdk.types.TextResourceContents):
                 out.append(_resource_block(res.uri, mime_type=res.mime_type, text=res.text))
             else:
                 out.append(_resource_block(res.uri, mime_type=res.mime_type, blob=res.blob))
-        elif isinstance(block, types.ResourceLink):
+        elif isinstance(block, sdk.types.ResourceLink):
             out.append(
                 _resource_block(block.uri, name=block.name, mime_type=block.mime_type, description=block.description)
             )
@@ -138,21 +144,21 @@ def to_mcp_content(blocks: Sequence[Mapping[str, Any]]) -> list[types.ContentBlo
     for block in blocks:
         kind = block.get("type")
         if kind == "text":
-            out.append(types.TextContent(type="text", text=str(block.get("text", ""))))
+            out.append(sdk.types.TextContent(type="text", text=str(block.get("text", ""))))
         elif kind == "image":
-            out.append(types.ImageContent(type="image", data=block["data"], mime_type=block["mime_type"]))
+            out.append(sdk.types.ImageContent(type="image", data=block["data"], mime_type=block["mime_type"]))
         elif kind == "audio":
-            out.append(types.AudioContent(type="audio", data=block["data"], mime_type=block["mime_type"]))
+            out.append(sdk.types.AudioContent(type="audio", data=block["data"], mime_type=block["mime_type"]))
         elif kind == "resource" and ("text" in block or "blob" in block):
             contents: types.TextResourceContents | types.BlobResourceContents
             if "text" in block:
-                contents = types.TextResourceContents(uri=block["uri"], mime_type=block.get("mime_type"), text=block["text"])
+                contents = sdk.types.TextResourceContents(uri=block["uri"], mime_type=block.get("mime_type"), text=block["text"])
             else:
-                contents = types.BlobResourceContents(uri=block["uri"], mime_type=block.get("mime_type"), blob=block["blob"])
-            out.append(types.EmbeddedResource(type="resource", resource=contents))
+                contents = sdk.types.BlobResourceContents(uri=block["uri"], mime_type=block.get("mime_type"), blob=block["blob"])
+            out.append(sdk.types.EmbeddedResource(type="resource", resource=contents))
         elif kind == "resource":
             name = str(block.get("name") or block["uri"])
-            out.append(types.ResourceLink(type="resource_link", uri=block["uri"], name=name, mime_type=block.get("mime_type")))
+            out.append(sdk.types.ResourceLink(type="resource_link", uri=block["uri"], name=name, mime_type=block.get("mime_type")))
     return out
 
 
@@ -168,20 +174,29 @@ def _render(args: Any, value: Any) -> list[dict[str, Any]]:
     return render_value(value)
 
 
-def _concurrency_safe(server: UpstreamServer, tool: types.Tool) -> bool:
+def tool_json(tool: types.Tool | ToolJSON) -> dict[str, Any]:
+    """An upstream tool as plain JSON (an SDK ``Tool`` is dumped by its MCP field names)."""
+    dump = getattr(tool, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json", by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
+    return dict(tool)  # type: ignore[arg-type]
+
+
+def _concurrency_safe(server: UpstreamServer, tool: ToolJSON) -> bool:
     if server.config.concurrency_safe is not None:
         return server.config.concurrency_safe
-    annotations = tool.annotations
-    return bool(annotations is not None and annotations.read_only_hint)
+    annotations = tool.get("annotations")
+    return isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
 
 
-def tool_definition(server: UpstreamServer, tool: types.Tool, name: str) -> ToolDefinition:
+def tool_definition(server: UpstreamServer, tool: types.Tool | ToolJSON, name: str) -> ToolDefinition:
     """The registry definition that runs ``tool`` on ``server`` under ``name``.
 
     Raises ``ToolDefinitionError`` when the upstream schemas are unusable.
     """
-    output_schema = tool.output_schema
-    upstream = tool.name
+    tool = tool_json(tool)
+    output_schema = tool.get("outputSchema")
+    upstream = str(tool["name"])
 
     async def execute(args: Mapping[str, Any], ctx: ExecutionContext) -> Any:
         from .upstream import UpstreamError
@@ -200,27 +215,27 @@ def tool_definition(server: UpstreamServer, tool: types.Tool, name: str) -> Tool
         _RENDERING.set((value, blocks))
         return value
 
-    description = (tool.description or tool.title or "").strip() or f"{upstream} (MCP server {server.name})"
+    text = tool.get("description") or tool.get("title") or ""
+    description = (text if isinstance(text, str) else "").strip() or f"{upstream} (MCP server {server.name})"
     options: dict[str, Any] = {}
     if output_schema is not None:
         options["output"] = {"schema": dict(output_schema), "render": _render}
-    if tool.annotations is not None:
-        hints = tool.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
-        if hints:
-            options["annotations"] = hints
+    hints = tool.get("annotations")
+    if isinstance(hints, Mapping) and hints:
+        options["annotations"] = dict(hints)
     return define_tool(
         name=name,
         description=description,
-        parameters_schema=dict(tool.input_schema),
+        parameters_schema=dict(tool["inputSchema"]),
         execute=execute,
         is_concurrency_safe=_concurrency_safe(server, tool),
         **options,
     )
 
 
-def missing_capability(tool: types.Tool) -> str | None:
+def missing_capability(tool: types.Tool | ToolJSON) -> str | None:
     """Why codemode cannot call ``tool`` (a capability it lacks), or None when it can."""
-    execution = tool.execution
-    if execution is not None and execution.task_support == "required":
+    execution = tool_json(tool).get("execution")
+    if isinstance(execution, Mapping) and execution.get("taskSupport") == "required":
         return m.REASON_NEEDS_TASKS
     return None

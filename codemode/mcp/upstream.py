@@ -18,6 +18,10 @@ What a failed call raises, for ``tools.py`` to turn into error results::
 A slow call on a healthy server only costs that call: after a time-out codemode pings the server,
 and restarts it only when the ping gets no answer either.
 
+A stdio server's stderr goes to codemode's stderr, or, with ``stderr_lines``, through a pipe
+codemode reads: each line is handed to that callback with the server's name (the CLI prefixes
+it and keeps it off its progress line).
+
 A server that says its tool list changed (``notifications/tools/list_changed``, or a
 ``subscriptions/listen`` event on 2026-07-28 connections, which the owner task keeps open)
 makes ``on_tools_changed()`` fire; so does every restart, since changes made while the server
@@ -27,28 +31,26 @@ was down were never announced. The provider re-lists the tools then.
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import mcp_types as types
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from ..registry.messages import ErrorKind
+from . import lazy_sdk as sdk
 from . import messages as m
 from .config import DEFAULT_UPSTREAM_LIMITS, ServerConfig, UpstreamLimits
-from .screen import ScreenedTransport, ToolScreen
+
+if TYPE_CHECKING:  # the SDK loads on first use (``lazy_sdk``): a cached tool list needs none of it
+    import mcp_types as types
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
 
 __all__ = [
     "UpstreamCrashed",
@@ -65,6 +67,7 @@ logger = logging.getLogger("codemode.mcp")
 CLIENT_NAME = "codemode"
 CLIENT_VERSION = "0.1.0"
 _LIST_PAGES = 100  # a paginator that never ends cannot hang start-up
+_STDERR_LINE = 8192  # bytes of a relayed stderr line kept before it is shown in pieces
 
 Spawn = Callable[[Callable[[], Awaitable[None]]], None]
 T = TypeVar("T")
@@ -125,7 +128,7 @@ class _Connection:
         self.scope = anyio.CancelScope()
         self.error: BaseException | None = None
         self.dead = False
-        self.screen = ToolScreen()
+        self.screen = sdk.ToolScreen()
 
     def usable(self) -> bool:
         if self.dead or self.stop.is_set() or self.client is None:
@@ -160,8 +163,12 @@ class UpstreamServer:
         *,
         limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
         errlog: IO[str] | int | None = None,
+        stderr_lines: Callable[[str, str], None] | None = None,
     ) -> None:
         self.config = config
+        #: Gets ``(server, line)`` for each line a stdio server writes to its stderr; None: the
+        #: server writes to ``errlog`` (default: codemode's own stderr) directly.
+        self.stderr_lines = stderr_lines
         self.name = config.name
         self.limits = limits
         self.call_timeout = config.timeout if config.timeout is not None else limits.call_timeout
@@ -176,6 +183,11 @@ class UpstreamServer:
         self.on_tools_changed: Callable[[], None] | None = None
         #: The tools the last ``tools()`` dropped because the protocol refuses them: name -> why.
         self.dropped: dict[str, str] = {}
+        #: Set by the provider when this server's tools came from a cached list: its first start
+        #: then fires ``on_tools_changed`` too, so the list is checked against the server.
+        self.unverified = False
+        #: ``serverInfo.version`` of the last connection that said one.
+        self.server_version: str | None = None
 
     @property
     def connected(self) -> bool:
@@ -232,17 +244,20 @@ class UpstreamServer:
         try:
             with conn.scope:
                 async with AsyncExitStack() as stack:
-                    transport = ScreenedTransport(await self._transport(stack), conn.screen)
-                    client = Client(
+                    transport = sdk.ScreenedTransport(await self._transport(stack), conn.screen)
+                    client = sdk.Client(
                         transport,
-                        client_info=types.Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+                        client_info=sdk.types.Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
                         message_handler=self._on_message,
                         cache=None,
                     )
                     conn.client = await stack.enter_async_context(client)
                     conn.screen.version = conn.client.protocol_version
+                    info = getattr(conn.client, "server_info", None)
+                    version = getattr(info, "version", None)
+                    self.server_version = version if isinstance(version, str) else self.server_version
                     conn.ready.set()
-                    if self.starts > 1:
+                    if self.starts > 1 or self.unverified:
                         self._tools_changed()
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(self._listen, conn.client)
@@ -262,7 +277,7 @@ class UpstreamServer:
 
     async def _on_message(self, message: Any) -> None:
         """The session's notifications; a 2026 listen stream's events arrive here too."""
-        if isinstance(message, types.ToolListChangedNotification):
+        if isinstance(message, sdk.types.ToolListChangedNotification):
             self._tools_changed()
         await anyio.lowlevel.checkpoint()
 
@@ -270,7 +285,7 @@ class UpstreamServer:
         """Keep a ``subscriptions/listen`` stream for tool changes open (2026-07-28 servers
         announce changes only there); a lost stream only costs the announcements."""
         tools = client.server_capabilities.tools
-        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
+        if client.protocol_version not in sdk.MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
             return
         try:
             async with client.listen(tools_list_changed=True) as subscription:
@@ -282,13 +297,59 @@ class UpstreamServer:
     async def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config
         if config.transport == "stdio":
-            params = StdioServerParameters(
+            params = sdk.StdioServerParameters(
                 command=config.command or "", args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
             )
+            if self.stderr_lines is not None:
+                return sdk.stdio_client(params, self._relay(stack))
             errlog = self._errlog if self._errlog is not None else _errlog()
-            return stdio_client(params, errlog)  # type: ignore[arg-type]
-        http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers) or None))
-        return streamable_http_client(config.url or "", http_client=http)
+            return sdk.stdio_client(params, errlog)  # type: ignore[arg-type]
+        http = await stack.enter_async_context(sdk.create_mcp_http_client(headers=dict(config.headers) or None))
+        return sdk.streamable_http_client(config.url or "", http_client=http)
+
+    def _relay(self, stack: AsyncExitStack) -> IO[str]:
+        """A pipe for the server's stderr, read line by line by a task of its own. Our copy of
+        the write end closes with the connection; the reader stops at end of file, when the
+        server (and whatever it started with the same stderr) has gone too."""
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        writer = os.fdopen(write_fd, "w")
+        stack.callback(writer.close)
+        self._spawn(lambda: self._read_stderr(read_fd))
+        return writer
+
+    async def _read_stderr(self, fd: int) -> None:
+        pending = b""
+        try:
+            while True:
+                await anyio.wait_readable(fd)
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    break
+                *lines, pending = (pending + chunk).split(b"\n")
+                if len(pending) > _STDERR_LINE:  # a line without end is shown in pieces
+                    lines.append(pending)
+                    pending = b""
+                for line in lines:
+                    self._stderr_line(line)
+        except OSError as exc:
+            logger.debug("MCP server %r: stderr relay ended: %s", self.name, exc)
+        finally:
+            if pending:
+                self._stderr_line(pending)
+            os.close(fd)
+
+    def _stderr_line(self, data: bytes) -> None:
+        callback = self.stderr_lines
+        if callback is None:
+            return
+        try:
+            callback(self.name, data.decode("utf-8", "replace").rstrip("\r"))
+        except Exception as exc:  # a broken display costs the line, never the connection
+            logger.debug("MCP server %r: stderr line dropped: %s", self.name, exc)
 
     def _retire(self, conn: _Connection) -> None:
         """Let a connection wind down in its owner task; callers still on it get CONNECTION_CLOSED."""
@@ -325,7 +386,7 @@ class UpstreamServer:
         conn = self._conn
         tools: list[types.Tool] = []
         cursor: str | None = None
-        screen = conn.screen if conn is not None else ToolScreen()
+        screen = conn.screen if conn is not None else sdk.ToolScreen()
         screen.dropped.clear()
         try:
             with anyio.fail_after(self.limits.connect_timeout):
@@ -338,12 +399,12 @@ class UpstreamServer:
         except TimeoutError:
             self._broken(conn)
             raise self._unlisted(m.REASON_START_TIMEOUT.format(timeout=self.limits.connect_timeout)) from None
-        except MCPError as exc:
+        except sdk.MCPError as exc:
             error = self._translate(exc, conn, "tools/list")
             if screen.unreadable is None:
                 raise error from exc
             raise self._unlisted(m.REASON_UNREADABLE.format(detail=screen.unreadable)) from exc
-        except (ValidationError, RecursionError) as exc:  # the page as a whole broke the protocol
+        except (sdk.ValidationError, RecursionError) as exc:  # the page as a whole broke the protocol
             detail = "nested too deeply" if isinstance(exc, RecursionError) else _first_problem(exc)
             raise self._unlisted(m.REASON_BAD_LISTING.format(detail=detail)) from None
         self.dropped = dict(screen.dropped)
@@ -398,8 +459,8 @@ class UpstreamServer:
                     templates.extend(more.resource_templates)
                     if not (cursor := more.next_cursor):
                         break
-            except MCPError as exc:  # templates are optional; a server may not know the method
-                if exc.code == CONNECTION_CLOSED:
+            except sdk.MCPError as exc:  # templates are optional; a server may not know the method
+                if exc.code == sdk.CONNECTION_CLOSED:
                     raise
                 logger.debug("MCP server %r: no resource templates: %s", self.name, exc.message)
             return resources, templates
@@ -414,14 +475,14 @@ class UpstreamServer:
         try:
             with anyio.fail_after(timeout + self.limits.ping_timeout):
                 return await send(client, timeout)
-        except MCPError as exc:
+        except sdk.MCPError as exc:
             error = self._translate(exc, conn, shown)
             if isinstance(error, UpstreamTimeout):
                 error = await self._timed_out(conn, client, shown, timeout)
             raise error from exc
         except TimeoutError:
             raise await self._timed_out(conn, client, shown, timeout) from None
-        except (RuntimeError, ValidationError) as exc:  # the SDK's result and schema checks
+        except (RuntimeError, sdk.ValidationError) as exc:  # the SDK's result and schema checks
             detail = _describe(exc).splitlines()[0]
             raise UpstreamInvalidResult(
                 self.name, shown, m.UPSTREAM_INVALID.format(server=self.name, name=shown, detail=detail)
@@ -429,13 +490,13 @@ class UpstreamServer:
 
     def _translate(self, exc: MCPError, conn: _Connection | None, name: str) -> UpstreamError:
         """A JSON-RPC error as the failure it means; a time-out is settled by ``_timed_out``."""
-        if exc.code == CONNECTION_CLOSED:
+        if exc.code == sdk.CONNECTION_CLOSED:
             self._broken(conn)
             if conn is not None and conn.screen.unreadable is not None:
                 text = m.UPSTREAM_UNREADABLE.format(server=self.name, name=name, detail=conn.screen.unreadable)
                 return UpstreamCrashed(self.name, name, text)
             return UpstreamCrashed(self.name, name, m.UPSTREAM_CRASHED.format(server=self.name, name=name))
-        if exc.code == REQUEST_TIMEOUT:
+        if exc.code == sdk.REQUEST_TIMEOUT:
             return UpstreamTimeout(self.name, name, exc.message, hung=False)
         return UpstreamRefused(self.name, name, m.UPSTREAM_REFUSED.format(server=self.name, name=name, message=exc.message))
 
@@ -454,8 +515,8 @@ class UpstreamServer:
             with anyio.fail_after(self.limits.ping_timeout), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 await client.send_ping()
-        except MCPError as exc:
-            return exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+        except sdk.MCPError as exc:
+            return exc.code not in (sdk.CONNECTION_CLOSED, sdk.REQUEST_TIMEOUT)
         except TimeoutError:
             return False
         except Exception:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
+from .. import crossing, guards
 from ..guards import RunGuards, build_builtins
 from ..raised import mark_raised
 from . import (
@@ -96,13 +97,37 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
     return {name: m.attrs() for name, m in _BY_NAME.items() if not getattr(m, "PER_RUN", False)}
 
 
-_STATIC_SHIMS: dict[str, ModuleShim] = {}
+#: The sandbox modules whose classes a snippet reaches (the judge's stand-ins, asyncio, the
+#: scheduler's requests, the namespace, the stop exception, the shims): frozen with the shims.
+#: Host-side modules (sessions, workers, the jail) are not: a snippet never reaches them.
+SNIPPET_SIDE_MODULES = (
+    "sandbox.crossing", "sandbox.guards", "sandbox.aio", "sandbox.scheduler", "sandbox.namespace",
+    "sandbox.control", "sandbox.raised", "sandbox.output", "sandbox.jsonvalue", "sandbox.shims",
+    "sandbox.shims.base",
+)
+
+
+def _freeze_shared(ctx: ShimContext) -> None:
+    """Once per process, before the first run: make what every run shares immutable (see
+    `sandbox.crossing`). The per-run shims are built once here, with the first run's context,
+    only to find the shared objects their tables hold; that build is dropped."""
+    if crossing.SHARED.ready:
+        return
+    guards.freeze_tables()
+    shared = crossing.SHARED
+    shared.freeze((), modules=SNIPPET_SIDE_MODULES)
+    static = _static_attrs()
+    for module in _SHIM_MODULES:
+        table = module.build(ctx) if getattr(module, "PER_RUN", False) else static[module.NAME]
+        shared.freeze(table.values(), modules=(module.__name__,), group=module.NAME)
+    shared.ready = True
 
 
 class ShimSet:
-    """The shims of one run, built on first import. Static shims are shared across runs (they
-    are read-only and hold only functions, classes and constants); per-run shims are built for
-    this run alone."""
+    """The shims of one run (or session), built on first import. Every run gets its own
+    `ModuleShim` objects: static shims over the tables computed once per process (functions,
+    classes and constants, all frozen or restored by `sandbox.crossing`), per-run shims over
+    tables built for this run alone. Nothing one run does to a module object reaches another."""
 
     def __init__(self, guards: RunGuards, asyncio_attrs: Mapping[str, Any], *, wall_time: float = 30.0,
                  deadline: float | None = None, expire: Callable[[], BaseException] | None = None,
@@ -110,7 +135,10 @@ class ShimSet:
         if deadline is None:
             deadline = _time.monotonic() + wall_time
         self._ctx = ShimContext(guards, asyncio_attrs, wall_time, deadline, expire, print_fn)
-        self._per_run: dict[str, ModuleShim] = {}
+        self._shims: dict[str, ModuleShim] = {}
+        if not crossing.SHARED.ready:
+            self._bind_default_builtins()  # the freeze builds the per-run tables, preludes too
+        _freeze_shared(self._ctx)
 
     @property
     def context(self) -> ShimContext:
@@ -142,26 +170,33 @@ class ShimSet:
         for module_globals in ctx.preludes:
             module_globals.update(hooks)
 
+    def restore_shared(self) -> int:
+        """Put back whatever the run changed in the shared state it could reach (the core, and
+        what the modules it imported reach): see `crossing.SharedState.restore`."""
+        return crossing.SHARED.restore(("core", *self._shims))
+
+    def _bind_default_builtins(self) -> None:
+        """The builtins a snippet of this ShimSet would get, until an execution binds its own."""
+        ctx = self._ctx
+        self.bind_run(build_builtins(ctx.guards, print_fn=ctx.print_fn, import_fn=make_import(self)),
+                      {"_raise_": mark_raised})
+
     def get(self, name: str) -> ModuleShim | None:
-        shim = _STATIC_SHIMS.get(name) or self._per_run.get(name)
+        shim = self._shims.get(name)
         if shim is not None:
             return shim
         if name in _PACKAGES:
             # A package shim (`urllib`) holds only its allowed submodules.
             subs = {sub: self.get(f"{name}.{sub}") for sub in _PACKAGES[name]}
-            shim = _STATIC_SHIMS[name] = ModuleShim(name, subs)
+            shim = self._shims[name] = ModuleShim(name, subs)
             return shim
         module = _BY_NAME.get(name)
         if module is None:
             return None
-        if getattr(module, "PER_RUN", False):
-            if not self._ctx.builtins:
-                # Used outside an execution (tests, tools): the run builtins a snippet would get.
-                self.bind_run(build_builtins(self._ctx.guards, print_fn=self._ctx.print_fn,
-                                             import_fn=make_import(self)), {"_raise_": mark_raised})
-            shim = self._per_run[name] = ModuleShim(name, module.build(self._ctx))
-        else:
-            shim = _STATIC_SHIMS[name] = ModuleShim(name, _static_attrs()[name])
+        if getattr(module, "PER_RUN", False) and not self._ctx.builtins:
+            self._bind_default_builtins()  # used outside an execution (tests, tools)
+        attrs = module.build(self._ctx) if getattr(module, "PER_RUN", False) else _static_attrs()[name]
+        shim = self._shims[name] = ModuleShim(name, attrs)
         return shim
 
 

@@ -55,3 +55,11 @@ def registry() -> Registry:
     reg = Registry()
     reg.register(build_echo())
     return reg
+
+
+@pytest.fixture(autouse=True)
+def tool_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own MCP tool-list cache (never the user's), also in the processes it starts."""
+    directory = tmp_path / "tool-cache"
+    monkeypatch.setenv("CODEMODE_TOOL_CACHE", str(directory))
+    return directory

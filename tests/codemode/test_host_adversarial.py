@@ -383,7 +383,9 @@ def test_freeze_harness_control(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("a" * 40 + "b\n")
-    out = _run_freeze(ws, "worker", "await tools.grep(pattern='a+b$')\nwhile True:\n    pass")
+    # On a loaded machine the grep itself may use up the 0.5 s: the loop still meets the timeout.
+    code = "try:\n    await tools.grep(pattern='a+b$')\nexcept Exception:\n    pass\nwhile True:\n    pass"
+    out = _run_freeze(ws, "worker", code)
     assert "RETURNED timeout" in out, out
 
 

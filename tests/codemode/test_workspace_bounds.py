@@ -172,6 +172,11 @@ async def test_a_walk_stops_at_the_deadline(root: Path, monkeypatch: pytest.Monk
 # --- no tool work after the run has ended --------------------------------------------------------
 
 
+#: CPU seconds over the two seconds after a run that mean a matcher was left running: the test
+#: asserts less, its control shows a left-running matcher gets more even on a loaded machine.
+LEFT_RUNNING_CPU = 0.35
+
+
 def _cpu_after(seconds: float) -> float:
     """Process CPU time (every thread) spent over the next ``seconds`` of wall time."""
     start = time.process_time()
@@ -181,7 +186,8 @@ def _cpu_after(seconds: float) -> float:
 
 def test_control_an_abandoned_match_keeps_burning_cpu() -> None:
     """Control: the measurement sees a matcher thread left running, as the old fixed 10 s budget
-    left one (on a loaded machine the thread still gets well over a third of a core)."""
+    left one, by the very bound the test below uses (on a machine at load 10 on 2 cores the thread
+    still got 0.57 s of the 2 s)."""
     pattern = regex.compile(CATASTROPHIC)
     text = "a" * 40 + "b"
 
@@ -193,7 +199,7 @@ def test_control_an_abandoned_match_keeps_burning_cpu() -> None:
     thread.start()
     try:
         time.sleep(0.2)
-        assert _cpu_after(2.0) > 0.6
+        assert _cpu_after(2.0) > LEFT_RUNNING_CPU
     finally:
         thread.join()
 
@@ -224,7 +230,7 @@ def test_no_tool_cpu_after_the_run_has_ended(root: Path, backend: str, ending: s
     assert not run.ok and run.result.error.kind in kinds, run.text
     # After the run: at most the slice a matcher was in when it was stopped (well under 0.5 s of
     # CPU), then nothing. A matcher left running would burn a core for the next two seconds.
-    assert _cpu_after(2.0) < 0.35
+    assert _cpu_after(2.0) < LEFT_RUNNING_CPU
 
 
 # --- results over the file-size cap, refused before writing -------------------------------------

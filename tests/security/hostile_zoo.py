@@ -15,9 +15,9 @@ one-letter text), so a host loop driven by a lying `__index__` stays short.
 
 `forbidden_reason` (host side) is the oracle: by identity and exact type, never by name, it says
 why a snippet must never hold an object (a real module, frame, code object, traceback, the real
-`getattr`, a sandbox-internal object, a raw method of a checked sandbox class, a host-shared
-mutable container, ...). It extends the reachability crawl's oracle
-(`test_reachability.forbidden_reason`) with what only arrives through calls.
+`getattr`, a sandbox-internal object, a raw method of a checked sandbox class, ...: the
+reachability crawl's oracle, `test_reachability.forbidden_reason`), plus what only matters when
+host code hands it over: a host-shared mutable container.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import functools
 import gc
 import sys
 import types
-from collections.abc import Iterator
 from typing import Any
 
 import sandbox
 from sandbox import guards, shims
 from sandbox.execution import Execution
+from sandbox.policy import RUNTIME_CHECKED_ATTRIBUTES
 
 #: The zoo itself, as a snippet prologue. `ZOO` maps a name to a zoo value; `LOG` is the
 #: recorder log; `BUILT` lists the members that could be built (the rest were refused by the
@@ -523,34 +523,6 @@ def _exposed_classes() -> tuple[type, ...]:
 
 
 @functools.cache
-def _checked_raw_methods() -> dict[int, str]:
-    """Raw functions and property accessors in the dicts of classes whose metaclass is
-    `CheckedMethods`: the guard hands them out only bound to the class's own instances
-    (`_OwnReceiver`); the raw function takes any receiver, so holding it is holding the
-    method without its check."""
-    found: dict[int, str] = {}
-    for module in list(sys.modules.values()):
-        name = getattr(module, "__name__", "") or ""
-        if not (name == "sandbox" or name.startswith("sandbox.")):
-            continue
-        for value in list(vars(module).values()):
-            if isinstance(value, guards.CheckedMethods):
-                for attr, member in type.__getattribute__(value, "__dict__").items():
-                    for fn in _functions_of(member):
-                        found.setdefault(id(fn), f"{value.__qualname__}.{attr}")
-    return found
-
-
-def _functions_of(member: Any) -> Iterator[Any]:
-    if isinstance(member, types.FunctionType):
-        yield member
-    elif isinstance(member, (staticmethod, classmethod)):
-        yield member.__func__
-    elif isinstance(member, property):
-        yield from (f for f in (member.fget, member.fset, member.fdel) if f is not None)
-
-
-@functools.cache
 def shared_mutable_containers() -> dict[int, str]:
     """Mutable containers shared by every run of a process: the dicts, lists, sets and
     bytearrays held by the class dicts of exposed classes and by the globals of the host
@@ -593,35 +565,44 @@ def _behind_shims(name: str) -> bool:
     return name in _SHIMMED_STDLIB or name == "sandbox" or name.startswith("sandbox.")
 
 
-def forbidden_reason(obj: Any, *, handed: bool = True) -> str | None:
+def forbidden_reason(obj: Any, *, handed: bool = True, module_dicts: dict[int, str] | None = None) -> str | None:
     """Why a snippet must never hold `obj` (None if it may). By identity and exact type.
     `handed`: host code handed `obj` over (returned it, raised it, passed it to a hook) rather
     than the snippet reading it off an object it holds; only then is a host-shared mutable
     container a finding (a class attribute the snippet can read anyway is the freeze step's
     business, not a crossing)."""
     oracle = _crawl_oracle()
-    reason = oracle.forbidden_reason(obj, _module_dicts())
+    reason = oracle.forbidden_reason(obj, _module_dicts() if module_dicts is None else module_dicts)
     if reason:
         return reason
-    raw = _checked_raw_methods().get(id(obj))
-    if raw is not None and isinstance(obj, types.FunctionType):
-        return f"the raw method {raw} of a checked sandbox class (no receiver check)"
     shared = shared_mutable_containers().get(id(obj)) if handed else None
     if shared is not None and type(obj) in (dict, list, set, bytearray):
         return f"the host-shared mutable {type(obj).__name__} {shared}"
-    if type(obj) is types.MappingProxyType and _is_host_class_dict(obj):
+    if handed and type(obj) is types.MappingProxyType and _is_host_class_dict(obj):
         return "a host class's __dict__ (a mappingproxy)"
     return None
 
 
 def _is_host_class_dict(proxy: types.MappingProxyType) -> bool:
-    for referrer in gc.get_referents(proxy):
-        # A class's `__dict__` proxy refers to the real dict, which its class refers to.
-        if type(referrer) is dict:
-            for klass in _exposed_classes():
-                if type.__getattribute__(klass, "__dict__") == proxy and klass.__module__ != "builtins":
-                    return True
-    return False
+    """The proxy wraps the real dict of an exposed host class (found by identity through what
+    gc sees the proxy hold: never by comparing contents, which could run snippet code)."""
+    return any(id(held) in _host_class_dicts() for held in gc.get_referents(proxy))
+
+
+@functools.cache
+def _host_class_dicts() -> frozenset[int]:
+    return frozenset(
+        id(held)
+        for klass in _exposed_classes()
+        if klass.__module__ != "builtins"
+        for held in gc.get_referents(type.__getattribute__(klass, "__dict__"))
+        if type(held) is dict
+    )
+
+
+def module_dicts() -> dict[int, str]:
+    """The real modules' `__dict__`s by id (computed once per batch of checks: it is slow)."""
+    return _module_dicts()
 
 
 def _module_dicts() -> dict[int, str]:
@@ -634,29 +615,38 @@ _LEAF_TYPES = frozenset(
 )
 
 
-def find_forbidden(values: Any, *, depth: int = 4, run_getattr: Any = None) -> list[tuple[str, str]]:
+def find_forbidden(values: Any, *, depth: int = 4, run_getattr: Any = None,
+                   module_dicts: dict[int, str] | None = None) -> list[tuple[str, str]]:
     """Walk what a snippet received (a return value, an exception, what a recorder was passed)
     the way the snippet could: items of exact containers, an exception's arguments, and the
-    attributes in an object's `__dict__`, read as the snippet reads them (public names with
-    `guarded_getattr`, private and dunder names with the run's guard `run_getattr`; a refused
+    attributes in an object's `__dict__`, read as the snippet reads them (public names natively,
+    as source reads them, the routed names with `guarded_getattr`, private and dunder names with the run's guard `run_getattr`; a refused
     read leads nowhere). Lists (path, reason) for every forbidden object found. Container items
     are read through the base class, so no snippet `__iter__` runs."""
     found: list[tuple[str, str]] = []
     seen: set[int] = set()
     keep: list[Any] = []
     read_private = run_getattr or guards.RunGuards().getattr
+    if module_dicts is None:
+        module_dicts = _module_dicts()
 
     def read(obj: Any, name: str) -> Any:
         if name.startswith("_"):
             return read_private(obj, name)
-        return guards.guarded_getattr(obj, name)
+        if name in RUNTIME_CHECKED_ATTRIBUTES:
+            return guards.guarded_getattr(obj, name)
+        # A public name in source is read natively (only a computed `getattr` is judged).
+        problem = guards.attribute_problem(name)
+        if problem:
+            raise AttributeError(problem)
+        return getattr(obj, name)
 
     def walk(obj: Any, path: str, level: int, handed: bool = True) -> None:
         if type(obj) in _LEAF_TYPES or id(obj) in seen:
             return
         seen.add(id(obj))
         keep.append(obj)
-        reason = forbidden_reason(obj, handed=handed)
+        reason = forbidden_reason(obj, handed=handed, module_dicts=module_dicts)
         if reason:
             found.append((path, reason))
             return

@@ -531,3 +531,28 @@ async def test_a_stop_kept_in_a_session_does_not_outlive_its_run(backend: str) -
         second = await session.run("raise caught")
         assert second.error is not None and second.error.kind == "exception", second
         assert second.error.message.startswith("NameError: name 'caught' is not defined")
+
+
+# -- live output frames: a view, never believed, bounded by the host -------------------------------
+
+
+async def test_live_output_frames_are_bounded_and_checked_by_the_host() -> None:
+    seen: list[str] = []
+    worker = FakeWorker(Limits(wall_time=5, cpu_time=5, max_output=8),
+                        controller=sandbox.RunController(on_output=seen.append))
+    frames = [
+        encode({"op": "out", "text": "12345"}),
+        encode({"op": "out", "text": {"not": "text"}}),  # not a string: not shown
+        encode({"op": "out", "text": "6789" + FORGED}),  # past max_output: cut by the host
+        encode({"op": "out", "text": FORGED}),
+        done(logs=["12345678"]),
+    ]
+    result = await worker.serve(frames)
+    assert "".join(seen) == "12345678"
+    assert result.ok and result.logs == ["12345678"]  # the logs come from the done frame, as always
+
+
+async def test_live_output_frames_nobody_asked_for_are_ignored() -> None:
+    worker = FakeWorker()
+    result = await worker.serve([encode({"op": "out", "text": FORGED}), done(logs=["real"])])
+    assert result.ok and result.logs == ["real"] and FORGED not in repr(result)

@@ -1,6 +1,7 @@
 """textwrap: TextWrapper instances and the class cannot be modified by a snippet, and its
 translation table cannot be changed for the host: the sandbox's TextWrapper munges an exact
-`str` copy (a subclass's `translate` never sees the table) and holds the table read-only.
+`str` copy (a subclass's `translate` never sees the table) and holds the table read-only; and
+whatever shared state a run changes is put back after it in-process.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ async def test_textwrap_writes_refused(sb, name, code, kind, fragments):
     await sb.assert_refused(code, kind, *fragments, docs={"f": "doc f", "g": "doc g"})
 
 
-# == TextWrapper.unicode_whitespace_trans was a shared host dict ==
+# == closed: TextWrapper.unicode_whitespace_trans was a shared host dict ==
 #
 # Readable as a public class attribute (and also handed to a str subclass's `translate` by
 # `_munge_whitespace`); mutating it changed `textwrap.wrap/fill` for the whole host process.
@@ -46,6 +47,8 @@ return textwrap.fill("qqq")
 
 
 def test_textwrap_translate_table_not_shared(isolated):
+    # The table is recorded when the shared state is frozen and put back after the run
+    # (`sandbox.crossing`); during the run, the change is the run's own.
     check = "import textwrap\nstate = textwrap.fill('qqq')"
     report = isolated(TEXTWRAP_POISON, check)
     assert report["before"] == "qqq"

@@ -29,6 +29,7 @@ async def test_stdio_server_with_builtin_and_upstream_tools(tmp_path: Path) -> N
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "codemode.mcp", "serve", "--root", str(tmp_path), "--mcp-config", str(config),
+              "--tool-cache", str(tmp_path / "tool-cache"),
               "--max-concurrent", "2", "--timeout", "20", "--sdk", "full"],
         cwd=str(REPO),
     )

@@ -93,6 +93,7 @@ async def test_mcp_serve_clients_hear_that_an_upstream_tool_list_changed(tmp_pat
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "codemode.mcp", "serve", "--root", str(tmp_path), "--mcp-config", str(config),
+              "--tool-cache", str(tmp_path / "tool-cache"),
               "--sdk", "full", "--timeout", "20"],
         cwd=str(REPO),
     )

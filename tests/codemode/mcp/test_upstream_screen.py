@@ -146,7 +146,8 @@ async def test_mcp_serve_keeps_serving_next_to_a_sloppy_server(tmp_path: Path) -
     config = write_config(tmp_path / "mcp.json", {"s": scripted("bad-tools"), "d": scripted("deep")})
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "codemode.mcp", "serve", "--root", str(tmp_path), "--mcp-config", str(config), "--sdk", "full"],
+        args=["-m", "codemode.mcp", "serve", "--root", str(tmp_path), "--mcp-config", str(config),
+              "--tool-cache", str(tmp_path / "tool-cache"), "--sdk", "full"],
         cwd=str(REPO),
     )
     with anyio.fail_after(120):

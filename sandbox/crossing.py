@@ -1,0 +1,826 @@
+"""What crosses between a snippet and the host: one value judge, and shared state made immutable.
+
+Two jobs, both decided by identity and exact type, never by the name a snippet asked for:
+
+- `judge(value)`: every value a computed attribute read returns (`getattr(x, name)`, the names
+  the policy routes through `_getattr_`, `str.format` fields, a class's own functions, `super`)
+  is one of three things. FORBIDDEN values never cross (modules, frames, code, tracebacks,
+  cells, metaclasses, a type's `__new__`, ABC `register`). WRAPPED values cross as a checked
+  stand-in (`str.format` as the guarded formatter, `type.mro` as the visible MRO, the caching
+  `strptime`/`sub`/`subn` with plain copies, `throw`/`athrow` marking what they throw, the raw
+  functions of `CheckedMethods` classes behind a receiver check). Everything else is PLAIN and
+  crosses as it is. The rows are `_BOUND_ROWS`/`_DESCRIPTOR_ROWS` below; adding a stand-in is
+  adding a row, not a branch in a guard.
+- `freeze(...)`: the classes every run shares (the sandbox's own, and the host classes the
+  shims expose) get CPython's immutable-type flag, so not even the real `setattr`,
+  `type.__setattr__` or a `__class__` swap changes them; and the shared host functions and
+  objects that cannot be made immutable (a function's `__defaults__`, an enum member's
+  `__dict__`) are recorded, so `restore()` puts back whatever a run changed in them.
+
+This module imports nothing of the sandbox but the policy's name tables and `raised`: the
+guards build on it, never the reverse.
+"""
+
+from __future__ import annotations
+
+import _string
+import abc
+import ctypes
+import datetime
+import operator
+import re
+import string
+import sys
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+
+from .policy import READABLE_PRIVATE
+from .raised import mark_raised
+
+_MISSING = object()
+
+
+# -- names ---------------------------------------------------------------------------------------
+def plain_name(name: object) -> str:
+    """A computed attribute name as a plain `str`. A `str` subclass could override
+    `startswith` or `__eq__` and lie to the checks, so the check and the lookup both use this
+    copy."""
+    if not isinstance(name, str):
+        raise TypeError("attribute name must be a string")
+    return str.__str__(name)
+
+
+def attribute_problem(name: str, *, write: bool = False) -> str | None:
+    """Why a plain attribute name may not be read (or written), or None if it may."""
+    if type(name) is not str:
+        return "attribute name must be a plain string"
+    if name in READABLE_PRIVATE and not write:
+        return None
+    if name.startswith("_"):
+        return f'attribute "{name}" is not accessible: names starting with "_" are private'
+    if name in INSPECT_ATTRIBUTES or name.endswith("__roles__"):
+        return f'attribute "{name}" is not accessible: it exposes interpreter internals'
+    return None
+
+
+def plain_str(value: Any) -> Any:
+    """A `str` argument as a plain copy, without running any of a subclass's methods."""
+    return str.__str__(value) if isinstance(value, str) else value
+
+
+class ReadOnly:
+    """Marker base for host-made objects a snippet may use but never modify (module shims, the
+    bindings namespace, the stand-ins below)."""
+
+    __slots__ = ()
+
+
+# -- WRAPPED: the stand-ins ------------------------------------------------------------------------
+class _GuardedFormatter(string.Formatter):
+    """`str.format` without the traversal escape: every `{0.name}` step is read through the
+    same name check as `getattr`, and what it finds is judged like any other read."""
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        first, rest = _string.formatter_field_name_split(field_name)
+        obj = self.get_value(first, args, kwargs)
+        for is_attr, key in rest:
+            if is_attr:
+                problem = attribute_problem(key)
+                if problem:
+                    raise AttributeError(problem)
+                obj = judge(getattr(obj, key))
+            else:
+                obj = obj[key]
+        return obj, first
+
+
+_FORMATTER = _GuardedFormatter()
+
+
+def safe_format(template: str, /, *args: Any, **kwargs: Any) -> str:
+    if not isinstance(template, str):
+        raise TypeError("format() template must be a str")
+    return _FORMATTER.vformat(template, args, kwargs)
+
+
+def safe_format_map(template: str, mapping: Mapping[str, Any], /) -> str:
+    if not isinstance(template, str):
+        raise TypeError("format_map() template must be a str")
+    return _FORMATTER.vformat(template, (), mapping)
+
+
+class _BoundFormat(ReadOnly):
+    """`"...".format` as a callable that holds the template and nothing else reachable."""
+
+    __slots__ = ("_template", "_fn")
+
+    def __init__(self, template: str, fn: Callable[..., str]) -> None:
+        object.__setattr__(self, "_template", template)
+        object.__setattr__(self, "_fn", fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        return self._fn(self._template, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return "<built-in method format of str object>"
+
+
+class _TypeMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, type)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return isinstance(sub, type) and issubclass(sub, type)
+
+    def __repr__(cls) -> str:
+        return "<class 'type'>"
+
+
+class SafeType(metaclass=_TypeMeta):
+    """The snippet's `type`: `type(x)` and `isinstance(x, type)` work, and never hand out a
+    metaclass (calling one builds classes outside the class-statement checks). Each run's
+    `type` is a subclass made by `RunGuards`, whose `_make_class` builds the three-argument form
+    through the run's class factory, with the checks a class body gets; this base has none
+    and refuses it."""
+
+    __slots__ = ()
+    _make_class: Callable[..., type] | None = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+        if len(args) == 1:
+            if kwargs:
+                raise TypeError("type() takes no keyword arguments")
+            found = type(args[0])
+            # The type of a class is a metaclass (`type` itself, EnumType, ...).
+            return cls if issubclass(found, type) else found
+        if len(args) != 3:
+            raise TypeError("type() takes 1 or 3 arguments")
+        make = cls._make_class
+        if make is None:
+            raise TypeError("type() with three arguments is not available here; define classes with 'class'")
+        return make(*args, **kwargs)
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        """`type[X]` (annotations such as `type[BaseException] | None`): an alias over this
+        `type`, so its `__origin__` is never the real metaclass."""
+        return types.GenericAlias(cls, item)
+
+
+SafeType.__name__ = "type"
+SafeType.__qualname__ = "type"
+SafeType.__module__ = "builtins"  # messages name it as CPython does: `type() argument after **`
+
+#: Host classes a snippet may use but never subclass: a subclass can override what the host
+#: trusts. `dataclasses.Field`: `@dataclass` pastes `field.name` into generated source it
+#: `exec`s and `setattr`s it on the class; `functools.cached_property`: it writes its name
+#: straight into instance dicts (the `functools` shim offers a checked subclass instead);
+#: `string.Template`: its `__init_subclass__` hands the subclass's `delimiter` to `re.escape`,
+#: which gives it `re`'s own translation table (the `string` shim offers a checked subclass).
+import dataclasses as _dataclasses  # noqa: E402 - kept next to the table it feeds
+import enum as _enum  # noqa: E402
+import functools as _functools  # noqa: E402
+import textwrap as _textwrap  # noqa: E402
+
+UNSUBCLASSABLE: tuple[type, ...] = (
+    _dataclasses.Field, _functools.cached_property, string.Template, _textwrap.TextWrapper,
+)
+
+
+def hidden_base(cls: type) -> bool:
+    """Bases `mro()` leaves out: the stdlib's memberless enum bases (their functional API builds
+    classes from data with no name checks; the `enum` shim offers checked subclasses), the
+    unsubclassable host classes behind the shims' checked replacements, and the run's `type`."""
+    if type(cls) is _enum.EnumType and not cls._member_map_:
+        return True
+    return cls in UNSUBCLASSABLE or cls is SafeType
+
+
+class _VisibleMro(ReadOnly):
+    """`cls.mro` for snippets: the method resolution order without the hidden bases. Made
+    without a class it stands for the unbound `type.mro` (`typing.Type.mro(cls)`)."""
+
+    __slots__ = ("_cls",)
+
+    def __init__(self, cls: type | None) -> None:
+        object.__setattr__(self, "_cls", cls)
+
+    def __call__(self, *args: Any) -> list[type]:
+        cls = self._cls
+        if cls is None:
+            if len(args) != 1 or not isinstance(args[0], type):
+                raise TypeError("mro() takes one class")
+            cls = args[0]
+        elif args:
+            raise TypeError("mro() takes no arguments")
+        return [c for c in type.mro(cls) if not hidden_base(c)]
+
+    def __repr__(self) -> str:
+        return "<built-in method mro>"
+
+
+class _PlainStrMethod(ReadOnly):
+    """A stdlib method that caches on the `str` arguments it gets, process-wide and keyed on the
+    objects as passed (`datetime.strptime`'s formats, `Pattern.sub`'s templates): it is called
+    with plain copies, so a `str` subclass with a lying `__eq__`/`__hash__` cannot answer the
+    host's later lookups. The real method sits in a private slot."""
+
+    __slots__ = ("_method",)
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        object.__setattr__(self, "_method", method)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._method(*map(plain_str, args), **{k: plain_str(v) for k, v in kwargs.items()})
+
+    def __repr__(self) -> str:
+        return f"<built-in method {getattr(self._method, '__name__', '?')}>"
+
+
+class _MarkedThrow(ReadOnly):
+    """`throw` of a generator or coroutine, or `athrow` of an async generator: a `MemoryError`
+    the snippet throws in is marked as its own (see `sandbox.raised`), so it is reported as an
+    `exception`, never as the memory limit. `unbound` is the method read from the type, which
+    takes the generator first. The real method sits in a private slot."""
+
+    __slots__ = ("_method", "_unbound")
+
+    def __init__(self, method: Callable[..., Any], unbound: bool) -> None:
+        object.__setattr__(self, "_method", method)
+        object.__setattr__(self, "_unbound", unbound)
+
+    def __call__(self, *args: Any) -> Any:
+        head, rest = (args[:1], args[1:]) if self._unbound else ((), args)
+        if len(rest) >= 2 and rest[1] is None and isinstance(rest[0], type):
+            rest = (rest[0](), *rest[2:])  # throw(MemoryError, None) raises MemoryError()
+        elif len(rest) >= 2:
+            rest = (rest[1], *rest[2:]) if isinstance(rest[1], BaseException) else rest
+        if rest:
+            rest = (mark_raised(rest[0]), *rest[1:])
+        return self._method(*head, *rest)
+
+    def __repr__(self) -> str:
+        return f"<built-in method {getattr(self._method, '__name__', '?')}>"
+
+
+# -- WRAPPED: the sandbox's own methods behind a receiver check -----------------------------------
+#: id of a raw function (or property) of a `CheckedMethods` class -> (it, the classes whose
+#: dictionaries hold it). Filled as such a class is made or given a method (all at import: the
+#: entries live as long as the process); looked up by identity wherever the value turns up (a
+#: class read, `super`, `functools.cache(cls).method`, a format field).
+_OWN_METHODS: dict[int, tuple[Any, set[type]]] = {}
+
+
+def _register_own(cls: type, value: Any) -> None:
+    entries = [value]
+    if type(value) is property:
+        entries += [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+    for entry in entries:
+        if type(entry) is types.FunctionType or type(entry) is property:
+            _OWN_METHODS.setdefault(id(entry), (entry, set()))[1].add(cls)
+
+
+def _owners(value: Any) -> set[type]:
+    found = _OWN_METHODS.get(id(value))
+    return found[1] if found is not None and found[0] is value else set()
+
+
+class _OwnReceiver(ReadOnly):
+    """A method of a `CheckedMethods` class read off the class (`Timeout.__aenter__`,
+    `Task.set_name`, `PurePath.drive.fget`): host code that reads and writes `self`'s private
+    slots natively, so it runs only on an instance of a class that defines it. Given a snippet
+    object instead, it would store the run's scheduler task on it, or write through whatever
+    the object's `_task` attribute is. Still a method when stored in a class (`__get__`)."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn: Any) -> None:
+        object.__setattr__(self, "_fn", fn)
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        fn = self._fn
+        if not args and "self" not in kwargs:
+            return fn(**kwargs)  # no receiver to misuse (`Path.cwd()` raises its own error)
+        receiver = args[0] if args else kwargs["self"]
+        if fn.__name__ == "__init__":
+            # Re-initialising a live object would point its slots at whatever is passed
+            # (`Task.__init__(task, None, field)`, then `set_name` writes the field's name).
+            raise TypeError(f"'{fn.__qualname__.rpartition('.')[0]}' objects cannot be initialised again")
+        owners = _owners(fn)
+        if not any(klass in owners for klass in type.__getattribute__(type(receiver), "__mro__")):
+            got = type(receiver).__name__
+            owner = fn.__qualname__.rpartition(".")[0] or "its class"
+            raise TypeError(f"descriptor '{fn.__name__}' for '{owner}' objects doesn't apply to a '{got}' object")
+        return fn(*args, **kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        # Bound to the check, not to the raw function: `__get__(fake)` must not skip it.
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("__name__", "__qualname__", "__doc__", "__module__"):
+            return getattr(self._fn, name)
+        raise AttributeError(f"'function' object has no attribute '{name}'")
+
+    def __repr__(self) -> str:
+        return f"<function {self._fn.__qualname__}>"
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is _OwnReceiver and other._fn is self._fn
+
+    def __hash__(self) -> int:
+        return hash(self._fn)
+
+
+class CheckedMethods(type):
+    """Metaclass of the sandbox's own classes whose methods work on private slots (asyncio's
+    primitives and tasks, pathlib's paths, `io.BytesIO`): their functions and plain properties
+    are registered by identity, and the judge hands each out behind a receiver check wherever
+    it turns up. Public attribute reads of a class are not guarded at run time, so the class
+    applies the judge itself. Reads on instances bind as usual."""
+
+    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwds: Any) -> None:
+        super().__init__(name, bases, namespace, **kwds)
+        # From the class dictionary, not the namespace: `__new__` is a staticmethod there.
+        for value in type.__getattribute__(cls, "__dict__").values():
+            _register_own(cls, value)
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        type.__setattr__(cls, name, value)
+        _register_own(cls, value)
+
+    def __getattribute__(cls, name: str) -> Any:
+        return _judge_own(type.__getattribute__(cls, name))
+
+
+class _RunSuper(super):
+    """The snippet's `super`: `super(Sub, Sub).name` looks names up in the classes' own
+    dictionaries, past `CheckedMethods.__getattribute__`, so what it finds is judged the same
+    way. (No `__init__` of its own: zero-argument `super()` reads the snippet's frame, which
+    must stay the caller's.)"""
+
+    def __new__(cls, *args: Any) -> Any:
+        if args and not isinstance(args[0], type):
+            # CPython's wording (a subclass of `super` would otherwise get argparse's).
+            raise TypeError(f"super() argument 1 must be a type, not {type(args[0]).__name__}")
+        return super().__new__(cls)
+
+    def __getattribute__(self, name: str) -> Any:
+        return _judge_own(super().__getattribute__(name))
+
+
+_RunSuper.__name__ = _RunSuper.__qualname__ = "super"
+_RunSuper.__module__ = "builtins"
+
+# Shown as what they stand for: a snippet sees functions and classes of `type`.
+_OwnReceiver.__module__ = CheckedMethods.__module__ = "builtins"
+_OwnReceiver.__name__ = _OwnReceiver.__qualname__ = "function"
+_OwnReceiver.__doc__ = property(lambda self: self._fn.__doc__)  # type: ignore[assignment]
+CheckedMethods.__name__ = CheckedMethods.__qualname__ = "type"
+
+
+def _judge_own(value: Any) -> Any:
+    """A registered raw function or property of a `CheckedMethods` class behind the check;
+    anything else as it is (the fast path of `CheckedMethods` and `super` reads)."""
+    kind = type(value)
+    if kind is types.FunctionType:
+        return _OwnReceiver(value) if _owners(value) else value
+    if kind is property and _owners(value):
+        return property(
+            *(None if f is None else _OwnReceiver(f) for f in (value.fget, value.fset, value.fdel)), value.__doc__
+        )
+    return value
+
+
+# -- the table -----------------------------------------------------------------------------------
+REGISTER_REFUSED = (
+    "ABC registration is not available in the sandbox (it would change classes shared with the host)"
+)
+LEADS_OUTSIDE = "it leads outside the sandbox"
+
+#: Never cross, by type: modules, frames (generator and coroutine frames too), code objects,
+#: tracebacks and closure cells.
+_FORBIDDEN_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType, types.CellType)
+
+
+def _bound_self(value: Any, descriptor: Any) -> Any:
+    """The object `value` is `descriptor` bound to (a C method bound to an instance, or a C
+    classmethod bound to a class), or _MISSING. Bound C methods compare by the identity of
+    their receiver and their C function, so no snippet code runs."""
+    owner = value.__self__
+    try:
+        if type(descriptor) is types.ClassMethodDescriptorType:
+            bound = descriptor.__get__(None, owner)
+        else:
+            # Always with the type: a one-argument `__get__` of a method that takes its defining
+            # class (`Pattern.sub`) crashes CPython 3.11.
+            bound = descriptor.__get__(owner, type(owner))
+    except TypeError:
+        return _MISSING
+    return owner if bound == value else _MISSING
+
+
+def _refuse_register(value: Any) -> Any:
+    raise AttributeError(REGISTER_REFUSED)
+
+
+#: C descriptor (by identity) -> (stand-in for the descriptor itself, stand-in for it bound to
+#: an object). Bound C methods are found by their own `__name__` (a property of the value, not
+#: of the name the snippet read) and then compared by identity (`_bound_self`).
+_ROWS: tuple[tuple[Any, Callable[[Any], Any], Callable[[Any, Any], Any]], ...] = (
+    (str.__dict__["format"], lambda v: safe_format, lambda v, s: _BoundFormat(str.__str__(s), safe_format)),
+    (str.__dict__["format_map"], lambda v: safe_format_map,
+     lambda v, s: _BoundFormat(str.__str__(s), safe_format_map)),
+    (type.__dict__["mro"], lambda v: _VisibleMro(None), lambda v, s: _VisibleMro(s)),
+    (datetime.datetime.__dict__["strptime"], _PlainStrMethod, lambda v, s: _PlainStrMethod(v)),
+    (re.Pattern.__dict__["sub"], _PlainStrMethod, lambda v, s: _PlainStrMethod(v)),
+    (re.Pattern.__dict__["subn"], _PlainStrMethod, lambda v, s: _PlainStrMethod(v)),
+    (types.GeneratorType.__dict__["throw"], lambda v: _MarkedThrow(v, unbound=True),
+     lambda v, s: _MarkedThrow(v, unbound=False)),
+    (types.CoroutineType.__dict__["throw"], lambda v: _MarkedThrow(v, unbound=True),
+     lambda v, s: _MarkedThrow(v, unbound=False)),
+    (types.AsyncGeneratorType.__dict__["athrow"], lambda v: _MarkedThrow(v, unbound=True),
+     lambda v, s: _MarkedThrow(v, unbound=False)),
+)
+_DESCRIPTOR_ROWS: Mapping[int, tuple[Any, Callable[[Any], Any]]] = types.MappingProxyType(
+    {id(d): (d, unbound) for d, unbound, _ in _ROWS}
+)
+_BOUND_ROWS: Mapping[str, tuple[tuple[Any, Callable[[Any, Any], Any]], ...]] = types.MappingProxyType({
+    name: tuple((d, bound) for d, _, bound in _ROWS if d.__name__ == name)
+    for name in {d.__name__ for d, _, _ in _ROWS}
+})
+#: Python functions (by identity) that never cross, bound or not, and what a read says instead.
+_FORBIDDEN_FUNCTIONS: Mapping[int, tuple[Any, Callable[[Any], Any]]] = types.MappingProxyType(
+    {id(abc.ABCMeta.register): (abc.ABCMeta.register, _refuse_register)}
+)
+
+#: Exact types that are always PLAIN: the fast path of `judge`.
+_PLAIN_TYPES = frozenset(
+    {int, bool, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset,
+     type(None), range, slice, type(Ellipsis), type(NotImplemented)}
+)
+
+
+def forbidden(value: Any) -> bool:
+    """FORBIDDEN: modules, frames, code objects, tracebacks, cells, metaclasses, and a type's
+    `__new__` (`object.__new__` builds any host class without its checks; enum's metaclass
+    stores it in the snippet's own enum as `_new_member_`)."""
+    if isinstance(value, _FORBIDDEN_TYPES) or (isinstance(value, type) and issubclass(value, type)):
+        return True
+    return (
+        type(value) is types.BuiltinMethodType
+        and value.__name__ == "__new__"
+        and isinstance(value.__self__, type)
+    )
+
+
+def judge(value: Any) -> Any:
+    """What a snippet gets for `value`, found by a read it made: `value` itself (PLAIN), its
+    stand-in (WRAPPED), or an `AttributeError` (FORBIDDEN)."""
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return value
+    if isinstance(value, types.BuiltinMethodType):  # `Pattern.sub` is a subclass (a C method of a class)
+        for descriptor, bound in _BOUND_ROWS.get(value.__name__, ()):
+            owner = _bound_self(value, descriptor)
+            if owner is not _MISSING:
+                return bound(value, owner)
+    elif kind is types.MethodDescriptorType or kind is types.ClassMethodDescriptorType:
+        row = _DESCRIPTOR_ROWS.get(id(value))
+        if row is not None and row[0] is value:
+            return row[1](value)
+    elif kind is types.MethodType:
+        row = _FORBIDDEN_FUNCTIONS.get(id(value.__func__))
+        if row is not None and row[0] is value.__func__:
+            return row[1](value)
+    elif kind is types.FunctionType or kind is property:
+        row = _FORBIDDEN_FUNCTIONS.get(id(value))
+        if row is not None and row[0] is value:
+            return row[1](value)
+        return _judge_own(value)
+    if forbidden(value):
+        raise AttributeError(f"the value is not accessible: {LEADS_OUTSIDE}")
+    return value
+
+
+def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
+    """`getattr` for snippets: refuses private and frame/code attributes, and judges what the
+    read returns (whatever the receiver and whatever the name)."""
+    name = plain_name(name)
+    problem = attribute_problem(name)
+    if problem:
+        raise AttributeError(problem)
+    if default is _MISSING:
+        value = getattr(obj, name)
+    else:
+        value = getattr(obj, name, _MISSING)
+        if value is _MISSING:
+            return default
+    try:
+        return judge(value)
+    except AttributeError as refused:
+        if str(refused) == REGISTER_REFUSED:
+            raise
+        raise AttributeError(f'attribute "{name}" is not accessible: {LEADS_OUTSIDE}') from None
+
+
+def guarded_hasattr(obj: Any, name: Any) -> bool:
+    name = plain_name(name)
+    if attribute_problem(name):
+        return False
+    try:
+        guarded_getattr(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+# -- freezing what runs share --------------------------------------------------------------------
+_IMMUTABLE_FLAG = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE (CPython 3.10+)
+_HEAP_FLAG = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+#: Offset of `tp_flags` in `PyTypeObject`: the variable-size object head (refcount, type, size),
+#: then 18 pointer-sized slots (tp_name ... tp_as_buffer), the same from 3.10 to 3.13.
+_FLAGS_OFFSET = 3 * ctypes.sizeof(ctypes.c_void_p) + 18 * ctypes.sizeof(ctypes.c_void_p)
+
+
+class FreezeError(RuntimeError):
+    """A shared class could not be made immutable: runs would share writable state, so none
+    starts (the caller fails closed)."""
+
+
+def make_immutable(cls: type) -> None:
+    """Set the immutable-type flag on the heap class `cls`: afterwards `setattr`,
+    `type.__setattr__`, `delattr` and `__class__` assignment to or from it raise `TypeError`,
+    for the host as for a snippet. Checked before and after the write; `FreezeError` when the
+    layout is not the one expected. A class without annotations gets an empty read-only
+    mapping first: reading `__annotations__` off a heap class that has none stores a new, empty
+    and writable dict in it (CPython 3.10+), past the flag."""
+    flags = type.__dict__["__flags__"].__get__(cls)
+    if flags & _IMMUTABLE_FLAG or not flags & _HEAP_FLAG:
+        return  # static (C) types are immutable already
+    if "__annotations__" not in type.__getattribute__(cls, "__dict__"):
+        type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
+        flags = type.__dict__["__flags__"].__get__(cls)
+    if sys.implementation.name != "cpython" or sys.version_info < (3, 10):
+        raise FreezeError("freezing shared classes needs CPython 3.10 or later")
+    slot = ctypes.c_ulong.from_address(id(cls) + _FLAGS_OFFSET)
+    if slot.value != flags:
+        raise FreezeError(f"cannot find the type flags of {cls.__qualname__}; refusing to run unfrozen")
+    slot.value = flags | _IMMUTABLE_FLAG
+    if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG:
+        raise FreezeError(f"could not freeze {cls.__qualname__}")
+
+
+def is_immutable(cls: type) -> bool:
+    return bool(type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG)
+
+
+#: Exact types whose instances hold no state a write could change.
+_STATELESS = _PLAIN_TYPES - {list, dict, set, bytearray} | {
+    types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+    types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
+    types.MethodWrapperType,
+}
+_FUNCTION_STATE = ("__code__", "__defaults__", "__kwdefaults__", "__dict__", "__annotations__", "__name__",
+                   "__qualname__", "__doc__", "__module__")
+_function_state = operator.attrgetter(*_FUNCTION_STATE)
+
+
+class _Record:
+    """The pristine state of one shared object whose state CPython cannot make read-only: a
+    function's writable attributes, an instance's `__dict__` and `__slots__`, a container's
+    items. Compared by identity only: comparing with `==` or hashing what a run put there would
+    run its code."""
+
+    __slots__ = ("obj", "state", "items", "slots")
+
+    def __init__(self, obj: Any) -> None:
+        kind = type(obj)
+        self.obj = obj
+        self.state: tuple[Any, ...] = ()
+        self.slots: tuple[tuple[Any, Any], ...] = ()
+        self.items: Any = None
+        if kind is dict or kind is list:
+            self.items = kind(obj)
+            return
+        if kind is set:
+            self.items = (set(obj), {id(x) for x in obj})
+            return
+        if kind is types.FunctionType:
+            self.state = _function_state(obj)  # reading `__annotations__` makes it once, here
+            kw = obj.__kwdefaults__
+            self.items = (dict(obj.__dict__), None if kw is None else dict(kw))
+            return
+        try:
+            found = object.__getattribute__(obj, "__dict__")
+        except (AttributeError, TypeError):
+            found = None
+        if type(found) is dict:
+            self.state = (found,)
+            self.items = (dict(found), None)
+        slots = []
+        for klass in type.__getattribute__(kind, "__mro__"):
+            if not type.__dict__["__flags__"].__get__(klass) & _HEAP_FLAG:
+                continue  # only `__slots__` of Python classes (a function's `__globals__` is a member)
+            for member in type.__getattribute__(klass, "__dict__").values():
+                if type(member) is types.MemberDescriptorType:
+                    slots.append((member, _slot(member, obj)))
+        self.slots = tuple(slots)
+
+    def values(self) -> list[Any]:
+        """What the recorded state holds (for the walk)."""
+        kind = type(self.obj)
+        if kind is dict:
+            return list(self.items.values())
+        if kind is list:
+            return list(self.items)
+        if kind is set:
+            return list(self.items[0])
+        found = [] if kind is types.FunctionType else list(self.state[1:])
+        if self.items is not None:
+            found += self.items[0].values()
+        return found + [v for _, v in self.slots if v is not _MISSING]
+
+    def changed(self) -> bool:
+        obj = self.obj
+        kind = type(obj)
+        if kind is dict:
+            return not _same_items(obj, self.items)
+        if kind is list:
+            then = self.items
+            return len(obj) != len(then) or not all(map(operator.is_, obj, then))
+        if kind is set:
+            return len(obj) != len(self.items[0]) or {id(x) for x in obj} != self.items[1]
+        if kind is types.FunctionType:
+            if not all(map(operator.is_, _function_state(obj), self.state)):
+                return True
+            attrs, kw = self.items
+            if (attrs or obj.__dict__) and not _same_items(obj.__dict__, attrs):
+                return True
+            return kw is not None and not _same_items(obj.__kwdefaults__, kw)
+        if self.state:
+            if object.__getattribute__(obj, "__dict__") is not self.state[0]:
+                return True
+            if not _same_items(self.state[0], self.items[0]):
+                return True
+        return any(_slot(member, obj) is not value for member, value in self.slots)
+
+    def restore(self) -> None:
+        obj = self.obj
+        kind = type(obj)
+        if kind is dict or kind is set:
+            obj.clear()
+            obj.update(self.items if kind is dict else self.items[0])
+            return
+        if kind is list:
+            obj[:] = self.items
+            return
+        if kind is types.FunctionType:
+            for name, value in zip(_FUNCTION_STATE, self.state, strict=True):
+                setattr(obj, name, value)
+            attrs, kw = self.items
+            obj.__dict__.clear()
+            obj.__dict__.update(attrs)
+            if kw is not None:
+                obj.__kwdefaults__.clear()
+                obj.__kwdefaults__.update(kw)
+            return
+        if self.state:
+            object.__setattr__(obj, "__dict__", self.state[0])
+            self.state[0].clear()
+            self.state[0].update(self.items[0])
+        for member, value in self.slots:
+            if value is _MISSING:
+                if _slot(member, obj) is not _MISSING:
+                    member.__delete__(obj)
+            else:
+                member.__set__(obj, value)
+
+
+def _slot(member: Any, obj: Any) -> Any:
+    try:
+        return member.__get__(obj, type(obj))
+    except AttributeError:
+        return _MISSING
+
+
+def _same_items(now: Any, then: dict[Any, Any]) -> bool:
+    """The dict holds exactly the recorded keys, each with the same value object. By identity
+    and exact key type only: looking up a key a run planted would run its `__hash__`."""
+    if type(now) is not dict or len(now) != len(then):
+        return False
+    for key, value in now.items():
+        if type(key) not in _PLAIN_TYPES and not isinstance(key, type):
+            return False
+        if then.get(key, _MISSING) is not value:
+            return False
+    return True
+
+
+class SharedState:
+    """What every run of this process shares: frozen classes, and the records `restore` uses."""
+
+    def __init__(self) -> None:
+        self.frozen: set[type] = set()
+        self.records: dict[int, _Record] = {}
+        #: Records by group (a shim's name, or "core" for the sandbox's own classes): a run
+        #: that imported only `json` can have changed only what `json` and the core reach.
+        self.groups: dict[str, tuple[_Record, ...]] = {}
+        #: Set once the shims have frozen everything runs share (`sandbox.shims`).
+        self.ready = False
+
+    def freeze(self, values: Iterable[Any], *, modules: Iterable[str] = (), group: str = "core") -> None:
+        """Freeze the classes among `values` (and every class reachable from them through
+        bases, metaclasses, class dictionaries and instance types), the classes the named
+        sandbox modules define, and record the state of the shared functions and objects found
+        on the way. Reads only dictionaries and slots: no code of the objects runs."""
+        pending: list[Any] = list(values)
+        for name in modules:
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            for cls in [v for v in vars(module).values() if isinstance(v, type) and _defined_in(v, name)]:
+                # The sandbox's own functions cross only behind the receiver check (`judge`),
+                # wherever a snippet reads them: never as the raw, writable function. Their
+                # bases are the sandbox's own (found here too) or C types.
+                if cls not in self.frozen:
+                    make_immutable(cls)
+                    self.frozen.add(cls)
+                for value in type.__getattribute__(cls, "__dict__").values():
+                    _register_own(cls, value)
+                    if type(value) is not types.FunctionType and not _owners(value):
+                        pending.append(value)
+        seen: set[int] = set()
+        found: list[_Record] = []
+        while pending:
+            value = pending.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            kind = type(value)
+            if kind in _STATELESS or isinstance(value, types.ModuleType):
+                continue
+            if isinstance(value, type):
+                if type.__dict__["__flags__"].__get__(value) & _HEAP_FLAG:
+                    self._freeze_class(value, pending)
+                continue
+            if (kind is types.FunctionType or kind is property) and _owners(value):
+                continue  # never handed out raw (see `_OwnReceiver`): nothing a run could write
+            record = self.records.get(id(value))
+            if record is None:
+                record = self.records[id(value)] = _Record(value)
+            found.append(record)
+            pending.append(kind)
+            if kind in (dict, list, set):
+                pending.extend(record.values())
+                continue
+            if kind is types.FunctionType:
+                pending.extend(value.__defaults__ or ())
+                pending.extend(value.__kwdefaults__.values() if value.__kwdefaults__ else ())
+            elif kind is types.MethodType:
+                pending.extend((value.__func__, value.__self__))
+            elif kind in (staticmethod, classmethod):
+                pending.append(value.__func__)
+            elif kind is property:
+                pending.extend(f for f in (value.fget, value.fset, value.fdel) if f is not None)
+            pending.extend(record.values())
+        self.groups[group] = (*self.groups.get(group, ()), *found)
+
+    def _freeze_class(self, cls: type, pending: list[Any]) -> None:
+        if cls not in self.frozen:
+            make_immutable(cls)
+            self.frozen.add(cls)
+        pending.extend(type.__getattribute__(cls, "__mro__")[1:])
+        pending.append(type(cls))
+        for name, value in type.__getattribute__(cls, "__dict__").items():
+            if name not in ("__dict__", "__weakref__"):
+                pending.append(value)
+
+    def restore(self, groups: Iterable[str] | None = None) -> int:
+        """Put back every recorded object (of `groups`, or all) a run changed; how many had
+        changed."""
+        if groups is None:
+            records: Iterable[_Record] = self.records.values()
+        else:
+            records = {id(r): r for g in groups for r in self.groups.get(g, ())}.values()
+        changed = [record for record in records if record.changed()]
+        for record in changed:
+            record.restore()
+        return len(changed)
+
+
+def _defined_in(cls: type, module: str) -> bool:
+    """`cls` was made by `module`'s own code (some classes are shown as `builtins`)."""
+    if cls.__module__ == module:
+        return True
+    filename = getattr(sys.modules[module], "__file__", None)
+    for value in type.__getattribute__(cls, "__dict__").values():
+        fn = getattr(value, "__func__", value)
+        if type(fn) is types.FunctionType and fn.__code__.co_filename == filename:
+            return True
+    return False
+
+
+SHARED = SharedState()

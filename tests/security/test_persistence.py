@@ -1,0 +1,176 @@
+"""Nothing one run does reaches a later run: what runs share is frozen, or made per run.
+
+Assume the Python layers are broken: a snippet holds the real `setattr`, `object.__setattr__`
+and `type.__setattr__`. It still changes nothing a later in-process run sees: every class the
+runs share is immutable (CPython's immutable-type flag: the real `setattr`, `type.__setattr__`
+and a `__class__` swap raise), every module object is made per run, the class factory's tables
+are read-only, and the shared functions and objects CPython cannot make read-only (a function's
+`__defaults__` and `__dict__`, an enum member's `__dict__`) are put back after the run. The
+god-mode test checks it by a fingerprint of the whole shared graph, in its own interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sandbox
+from sandbox import crossing, guards, shims
+from sandbox.execution import Execution
+
+DRIVER = Path(__file__).with_name("persistence_driver.py")
+ROOT = Path(sandbox.__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def god_mode() -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(DRIVER), "20000"], capture_output=True, text=True, timeout=900, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_god_mode_writes_reach_no_later_run(god_mode: dict[str, Any]) -> None:
+    # The snippet really wrote: thousands of attributes of thousands of reachable objects.
+    reached, writes = god_mode["god"]
+    assert reached > 5_000 and writes > 5_000, god_mode["god"]
+    assert god_mode["objects"] > 5_000, god_mode["objects"]
+    # ... and the shared graph a later run starts from is the pristine one, object by object.
+    assert god_mode["changed_count"] == 0, json.dumps(god_mode["changed"], indent=1)[:4000]
+    assert god_mode["added_count"] == 0, god_mode["added"][:50]
+    # The next run behaves as the one before the god-mode run did.
+    assert god_mode["after"] == god_mode["warm"], god_mode
+
+
+def _first_run() -> None:
+    Execution("return 1", [], sandbox.Limits())  # freezes on the first run of a process
+
+
+HOST_CLASSES = ["textwrap.TextWrapper", "json.JSONDecodeError", "collections.Counter", "fractions.Fraction",
+                "difflib.SequenceMatcher", "string.Template", "enum.Enum", "uuid.UUID"]
+
+
+@pytest.mark.parametrize("path", HOST_CLASSES)
+def test_the_host_classes_a_shim_exposes_are_immutable(path: str) -> None:
+    _first_run()
+    module, _, name = path.partition(".")
+    shim = shims.ShimSet(guards.RunGuards(), {}).get(module)
+    cls = object.__getattribute__(shim, "_shim_attrs")[name]
+    before = dict(type.__getattribute__(cls, "__dict__"))
+    for write in (setattr, type.__setattr__):
+        with pytest.raises(TypeError, match="immutable type"):
+            write(cls, "planted", 1)
+    with pytest.raises(TypeError, match="immutable type"):
+        delattr(cls, "__doc__")
+    assert dict(type.__getattribute__(cls, "__dict__")) == before
+
+
+def test_every_sandbox_class_a_snippet_reaches_is_immutable() -> None:
+    _first_run()
+    mutable = []
+    for name in shims.SNIPPET_SIDE_MODULES + tuple(m.__name__ for m in shims._SHIM_MODULES):
+        for value in vars(sys.modules[name]).values():
+            if isinstance(value, type) and crossing._defined_in(value, name) and not crossing.is_immutable(value):
+                mutable.append(f"{name}.{value.__qualname__}")
+    assert not mutable, mutable
+    # One of them, by a write of each kind, and a `__class__` swap into and out of it.
+    from sandbox.shims.base import ModuleShim
+
+    shim = shims.ShimSet(guards.RunGuards(), {}).get("json")
+    with pytest.raises(TypeError, match="immutable type"):
+        ModuleShim.__getattr__ = lambda self, name: 1
+
+    class Other:
+        __slots__ = ("_shim_name", "_shim_attrs")
+
+    with pytest.raises(TypeError, match="__class__ assignment"):
+        object.__setattr__(shim, "__class__", Other)
+    with pytest.raises(TypeError, match="__class__ assignment"):
+        object.__setattr__(Other(), "__class__", ModuleShim)
+
+
+def test_module_shims_are_made_per_run() -> None:
+    first = shims.ShimSet(guards.RunGuards(), {})
+    second = shims.ShimSet(guards.RunGuards(), {})
+    a, b = first.get("json"), second.get("json")
+    assert a is not b and first.get("json") is a
+    # A real write to one run's module object (god mode) is that run's alone.
+    object.__setattr__(a, "_shim_attrs", types.MappingProxyType({"loads": print}))
+    assert object.__getattribute__(b, "_shim_attrs")["loads"] is json.loads
+    assert object.__getattribute__(shims.ShimSet(guards.RunGuards(), {}).get("json"), "_shim_attrs")["loads"] is json.loads
+
+
+def test_the_class_factory_tables_are_read_only() -> None:
+    _first_run()
+    assert isinstance(guards.SEALED, types.MappingProxyType)
+    assert isinstance(guards.CHECKED_REPLACEMENTS, frozenset)
+
+    class Late:
+        pass
+
+    with pytest.raises(TypeError):
+        guards.seal(Late)
+    assert Late not in guards.SEALED
+
+
+def test_restore_puts_back_what_cannot_be_frozen() -> None:
+    """A shared function's defaults and attributes, a shared container's items: changed with the
+    real `setattr`, put back after the run, compared by identity (no planted `__eq__` runs)."""
+    _first_run()
+    shim = shims.ShimSet(guards.RunGuards(), {})
+    indent = object.__getattribute__(shim.get("textwrap"), "_shim_attrs")["indent"]
+    defaults, doc = indent.__defaults__, indent.__doc__
+    ran: list[str] = []
+
+    class Lying:
+        def __eq__(self, other: Any) -> bool:
+            ran.append("eq")
+            return True
+
+        __hash__ = object.__hash__
+
+    indent.__defaults__ = (Lying(),)
+    indent.__doc__ = "planted"
+    indent.planted = Lying()
+    trans = textwrap.TextWrapper.unicode_whitespace_trans
+    saved = dict(trans)
+    trans[0x41] = Lying()
+    assert shim.restore_shared() >= 2
+    assert indent.__defaults__ is defaults and indent.__doc__ is doc and "planted" not in indent.__dict__
+    assert trans == saved
+    assert ran == []
+    assert shim.restore_shared() == 0
+
+
+def test_freezing_fails_closed_when_the_layout_is_not_cpythons(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Fresh:
+        pass
+
+    monkeypatch.setattr(crossing, "_FLAGS_OFFSET", crossing._FLAGS_OFFSET + 8)
+    with pytest.raises(crossing.FreezeError, match="refusing to run unfrozen"):
+        crossing.make_immutable(Fresh)
+    Fresh.still = "writable"  # nothing was written to the wrong place
+    assert not crossing.is_immutable(Fresh)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_a_snippet_sees_frozen_shared_classes(backend: str) -> None:
+    """The snippet's own write rules refuse first; the flag is what holds beyond them."""
+    code = (
+        "import textwrap\nclass C:\n    pass\nC.x = 1\n"
+        "try:\n    textwrap.TextWrapper.width = 1\nexcept TypeError as e:\n    msg = str(e)\n"
+        "return [C.x, msg, textwrap.TextWrapper().width]"
+    )
+    result = await sandbox.run(code, backend=backend, limits=sandbox.Limits(wall_time=10))  # type: ignore[arg-type]
+    assert result.ok, result
+    assert result.value[0] == 1 and result.value[2] == 70
+    assert "cannot modify class 'TextWrapper'" in result.value[1]
