@@ -554,7 +554,7 @@ _SHIMMED_STDLIB = frozenset(
         "itertools", "json", "json.encoder", "json.decoder", "json.scanner", "math", "numbers",
         "operator", "pathlib", "pprint", "random", "re", "re._compiler", "re._parser", "secrets",
         "shlex", "statistics", "string", "struct", "textwrap", "time", "tomllib",
-        "tomllib._parser", "typing", "unicodedata", "urllib.parse", "uuid", "zlib", "zoneinfo",
+        "tomllib._parser", "tomllib._re", "typing", "unicodedata", "urllib.parse", "uuid", "zlib", "zoneinfo",
         "zoneinfo._common", "zoneinfo._tzpath", "_strptime", "abc", "_collections_abc",
         "types", "keyword", "reprlib", "weakref", "locale", "codecs", "encodings",
     }

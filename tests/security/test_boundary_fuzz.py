@@ -420,17 +420,25 @@ def _lru_dicts(wrapper: Any) -> list[dict[Any, Any]]:
 
 
 def stdlib_caches() -> Iterator[tuple[str, Any]]:
-    """(name, key) for every key of every process-wide stdlib cache a snippet's arguments reach."""
-    import fnmatch
+    """(name, key) for every key of every process-wide stdlib cache a snippet's arguments reach.
+    Not read: zoneinfo's caches (C state gc does not see; the shim loads zones with `no_cache`
+    and never hands out the constructor) and struct's on Pythons that hide it."""
     import re
     import typing
     import urllib.parse
 
     for key in list(re._cache):  # type: ignore[attr-defined]
         yield "re._cache", key
-    for cache in _lru_dicts(fnmatch._compile_pattern):  # type: ignore[attr-defined]
-        for key in list(cache):
-            yield "fnmatch._compile_pattern", key
+    # Every module-level `functools.lru_cache` of the modules behind the shims
+    # (`fnmatch._compile_pattern`, `tomllib._re.cached_tz`, `urllib.parse._byte_quoter_factory`...).
+    for mod_name, module in sorted(sys.modules.items()):
+        if module is None or not _behind_shims(mod_name):
+            continue
+        for attr, value in list(vars(module).items()):
+            if type(value) is functools._lru_cache_wrapper:
+                for cache in _lru_dicts(value):
+                    for key in list(cache):
+                        yield f"{mod_name}.{attr}", key
     import _struct
 
     for cache in gc.get_referents(_struct):
@@ -449,17 +457,19 @@ def stdlib_caches() -> Iterator[tuple[str, Any]]:
                     yield f"typing cache {getattr(owner, '__qualname__', '?')}", key
     for cache in _lru_dicts(urllib.parse._byte_quoter_factory):  # type: ignore[attr-defined]
         for key in list(cache):
-            yield "urllib.parse._byte_quoter_factory", key
             if type(key) is tuple and all(type(k) is bytes for k in key):
                 # Its result is `_Quoter(safe).__getitem__` (asked again with the plain key, the
                 # cache hands back the same one), and the `_Quoter` dict is a cache of its own.
                 table = urllib.parse._byte_quoter_factory(*key).__self__  # type: ignore[attr-defined]
                 for char in list(dict.__iter__(table)):
                     yield "urllib.parse._Quoter", char
+    import encodings
     import hashlib
 
     for key in list(getattr(hashlib, "__builtin_constructor_cache", {})):
         yield "hashlib.__builtin_constructor_cache", key
+    for key in list(encodings._cache):  # type: ignore[attr-defined]
+        yield "encodings._cache", key
     import enum
 
     pending = [enum.Enum]
@@ -544,7 +554,8 @@ _MODULE_BOOKKEEPING = frozenset({"__builtins__", "__loader__", "__spec__", "__wa
 
 
 def fingerprint() -> dict[str, Any]:
-    """The shared state a later run (in-process) would see: every static shim's table, the
+    """The shared state a later run (in-process) would see: every static shim's table (each run
+    gets its own module objects over it), the
     dicts of every exposed class (host classes only), and the globals of the host modules behind
     the shims and of the sandbox, each value by identity and mutable containers by content."""
     state: dict[str, Any] = {}
