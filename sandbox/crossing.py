@@ -182,8 +182,11 @@ SafeType.__module__ = "builtins"  # messages name it as CPython does: `type() ar
 import dataclasses as _dataclasses  # noqa: E402 - kept next to the table it feeds
 import enum as _enum  # noqa: E402
 import functools as _functools  # noqa: E402
+import textwrap as _textwrap  # noqa: E402
 
-UNSUBCLASSABLE: tuple[type, ...] = (_dataclasses.Field, _functools.cached_property, string.Template)
+UNSUBCLASSABLE: tuple[type, ...] = (
+    _dataclasses.Field, _functools.cached_property, string.Template, _textwrap.TextWrapper,
+)
 
 
 def hidden_base(cls: type) -> bool:

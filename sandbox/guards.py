@@ -51,6 +51,7 @@ from .policy import (
     class_name_problem,
     is_dunder,
 )
+from .prelude import is_prelude_code
 
 __all__ = [  # what other modules and the tests take from here, the crossing's names included
     "CHECKED_REPLACEMENTS", "SEALED", "UNSUBCLASSABLE", "CheckedMethods", "ReadOnly", "RunGuards",
@@ -160,7 +161,11 @@ def _require_str_name(name: Any) -> None:
 
 
 def is_snippet_function(obj: Any) -> bool:
-    return isinstance(obj, types.FunctionType) and obj.__code__.co_filename == FILENAME
+    """The run's own function: the snippet's, or a prelude's (compiled under the same policy)."""
+    if not isinstance(obj, types.FunctionType):
+        return False
+    code = obj.__code__
+    return code.co_filename == FILENAME or is_prelude_code(code)
 
 
 def _cpython_no_attribute(obj: Any, name: str) -> AttributeError:
