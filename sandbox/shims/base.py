@@ -126,3 +126,13 @@ def plain_str(value: Any) -> Any:
             raise TypeError("a bytes subclass that defines __buffer__ is not accepted here")
         return memoryview(value).tobytes()
     return value
+
+
+def plain_text(value: Any, what: str) -> str | bytes:
+    """An argument a process-wide stdlib cache is keyed on (a compiled pattern's source), as a
+    plain `str`/`bytes` copy; anything else is a `TypeError` before the stdlib sees it:
+    `plain_str` passes other objects through, and one stored as a cache key would have its own
+    `__eq__` run by the host's later lookups."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return plain_str(value)  # type: ignore[no-any-return]
+    raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")

@@ -1,6 +1,7 @@
 """`urllib.parse` (and the `urllib` package holding it): splitting, joining, quoting and query
 strings. `urlsplit` and the quoters cache process-wide, keyed on the arguments as passed, so
-every function gets plain strings. Nothing of `urllib.request` or `urllib.error`."""
+every function gets plain values copied by exact type (text, numbers, flags, tuples of them),
+and anything else is refused. Nothing of `urllib.request` or `urllib.error`."""
 
 from __future__ import annotations
 
@@ -19,10 +20,29 @@ _FUNCTIONS = (
 )
 
 
+def _plain_arg(value: Any) -> Any:
+    """An argument copied by exact type: text, numbers and flags as plain values, tuples and
+    lists item by item; anything else is a `TypeError`. What is not text must not reach the
+    stdlib as it is: `urljoin`/`urldefrag` decode it with its own `decode` and hand the result to
+    the process-wide `urlsplit` cache, which keeps it as a key."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return plain_str(value)
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, (tuple, list)):
+        items = tuple.__iter__(value) if isinstance(value, tuple) else list.__iter__(value)
+        return tuple(_plain_arg(item) for item in items)
+    raise TypeError(f"urllib.parse takes text, not {type(value).__name__}")
+
+
 def _plain_args(fn: Callable[..., Any]) -> Callable[..., Any]:
     @named_after(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        return fn(*map(plain_str, args), **{k: plain_str(v) for k, v in kwargs.items()})
+        return fn(*map(_plain_arg, args), **{k: _plain_arg(v) for k, v in kwargs.items()})
 
     return call
 

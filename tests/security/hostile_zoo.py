@@ -73,7 +73,11 @@ class LyingStr(str):
         rec('LyingStr.translate', table)
         return 't'
     def __getitem__(self, key):
+        # Lies about the content, not about the length: a host loop that reads until
+        # IndexError (a parser) still ends.
         rec('LyingStr.__getitem__', key)
+        if type(key) is int and not -2 <= key < 2:
+            raise IndexError('string index out of range')
         return 'g'
     def __iter__(self):
         rec('LyingStr.__iter__')
@@ -213,6 +217,8 @@ class LyingList(list):
         return 2
     def __getitem__(self, index):
         rec('LyingList.__getitem__', index)
+        if type(index) is int and not -2 <= index < 2:
+            raise IndexError('list index out of range')
         return LyingStr('x')
 
 class Everything:
@@ -243,6 +249,8 @@ class Everything:
         return 1
     def __getitem__(self, key):
         rec('Everything.__getitem__', key)
+        if type(key) is int and not -1 <= key < 1:
+            raise IndexError('index out of range')
         return LyingStr('v')
     def __call__(self, *args, **kwargs):
         rec('Everything.__call__', *args, **kwargs)
@@ -554,7 +562,7 @@ _SHIMMED_STDLIB = frozenset(
         "itertools", "json", "json.encoder", "json.decoder", "json.scanner", "math", "numbers",
         "operator", "pathlib", "pprint", "random", "re", "re._compiler", "re._parser", "secrets",
         "shlex", "statistics", "string", "struct", "textwrap", "time", "tomllib",
-        "tomllib._parser", "typing", "unicodedata", "urllib.parse", "uuid", "zlib", "zoneinfo",
+        "tomllib._parser", "tomllib._re", "typing", "unicodedata", "urllib.parse", "uuid", "zlib", "zoneinfo",
         "zoneinfo._common", "zoneinfo._tzpath", "_strptime", "abc", "_collections_abc",
         "types", "keyword", "reprlib", "weakref", "locale", "codecs", "encodings",
     }

@@ -43,6 +43,7 @@ import re
 import sys
 import time
 import types
+import warnings
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -764,9 +765,11 @@ def _callback_roots(roots: list[tuple[str, Any]], recorder: Any, received: list[
         for shown, call in CALLBACK_CALLS:
             start = len(received)
             try:
-                result = call(fn, recorder)
-                if hasattr(type(result), "__next__") and not isinstance(result, (str, bytes)):
-                    result = [next(result, None) for _ in range(3)]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # `TypedDict('x', key=...)` is deprecated
+                    result = call(fn, recorder)
+                    if hasattr(type(result), "__next__") and not isinstance(result, (str, bytes)):
+                        result = [next(result, None) for _ in range(3)]
             except Exception as exc:
                 result = exc
             out.append((f"cb:{label}{shown}", result))

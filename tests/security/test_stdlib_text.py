@@ -46,3 +46,102 @@ async def test_caches_only_see_plain_strings(isolated):
     report = isolated(LIAR, check)
     assert report["result"]["value"] == 1, report["result"]
     assert report["before"] == [True, 4, "good"] and report["after"] == report["before"]
+
+
+# Found by the boundary fuzz: a pattern that is not a `str` at all (here an object with
+# `__len__`, `__getitem__` and an `__eq__` that always agrees) went through `plain_str`
+# unchanged, and `fnmatchcase` stored it as a key of `fnmatch`'s process-wide pattern cache,
+# where the host's own later lookups compare against it (its `__eq__` runs on the host).
+NON_STR_PATTERN = """
+class P:
+    def __hash__(self):
+        return hash('*.py')
+    def __eq__(self, other):
+        return True
+    def __len__(self):
+        return 0
+    def __getitem__(self, i):
+        return 'x'
+import fnmatch
+for fn in (fnmatch.fnmatch, fnmatch.fnmatchcase):
+    try:
+        fn('a.py', P())
+    except TypeError as e:
+        print(e)
+try:
+    fnmatch.filter(['a.py'], P())
+except TypeError as e:
+    print(e)
+return 1
+"""
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_fnmatch_refuses_a_pattern_that_is_not_text(sb, backend):
+    result = await sb.run(NON_STR_PATTERN, backend=backend)
+    assert result.ok and result.value == 1, result
+    assert result.logs == ["fnmatch pattern must be str or bytes, not P"] * 3, result.logs
+
+
+def test_fnmatch_cache_never_holds_a_snippet_pattern(isolated):
+    # The types in the keys of the real `fnmatch._compile_pattern` cache, before and after.
+    check = (
+        "import fnmatch, gc\n"
+        "fnmatch.fnmatch('a.py', '*.py')\n"
+        "caches = [d for d in gc.get_referents(fnmatch._compile_pattern) if type(d) is dict and d]\n"
+        "state = sorted({type(x).__name__ for d in caches for k in d"
+        " for x in (k if isinstance(k, (list, tuple)) else [k])})"
+    )
+    report = isolated(NON_STR_PATTERN, check)
+    assert report["result"]["value"] == 1, report["result"]
+    assert "P" not in report["after"] and report["after"] == report["before"], report
+
+
+# Found by the boundary fuzz's full sweep: `urlsplit` is an LRU cache keyed on all three
+# arguments, and the shim passed what is not text through (`urlsplit(url, '', obj)`, or
+# `urljoin(obj, ...)`, which decodes it with its own `decode` and splits the result), so a
+# snippet object sat among the keys the host's own later `urlsplit` calls compare against.
+NON_TEXT_URL_PARTS = """
+class P:
+    def __hash__(self):
+        return 0
+    def __eq__(self, other):
+        return True
+    def __bool__(self):
+        return True
+import urllib.parse
+for call in (lambda: urllib.parse.urlsplit('http://h/p', P()),
+             lambda: urllib.parse.urlparse(P()),
+             lambda: urllib.parse.urlsplit('http://h/p#f', '', P()),
+             lambda: urllib.parse.urljoin(P(), 'x'),
+             lambda: urllib.parse.urldefrag(P())):
+    try:
+        call()
+    except TypeError as e:
+        print(e)
+return [urllib.parse.urlsplit('http://h/p#f', '', 0).fragment,
+        urllib.parse.urljoin('http://h/a/b', 'c'),
+        urllib.parse.urlunsplit(urllib.parse.urlsplit('http://h/p?q#f'))]
+"""
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_urllib_parse_takes_only_plain_values(sb, backend):
+    result = await sb.run(NON_TEXT_URL_PARTS, backend=backend)
+    assert result.ok and result.value == ["", "http://h/a/c", "http://h/p?q#f"], result
+    assert result.logs == ["urllib.parse takes text, not P"] * 5, result.logs
+
+
+def test_urlsplit_cache_never_holds_a_snippet_object(isolated):
+    check = (
+        "import urllib.parse, gc\n"
+        "urllib.parse.urlsplit('http://good/')\n"
+        "caches = [d for d in gc.get_referents(urllib.parse.urlsplit) if type(d) is dict and d]\n"
+        "state = sorted({type(x).__name__ for d in caches for k in d"
+        " for x in (k if isinstance(k, (list, tuple)) else [k])})"
+    )
+    report = isolated(NON_TEXT_URL_PARTS, check)
+    assert report["result"]["value"] == ["", "http://h/a/c", "http://h/p?q#f"], report["result"]
+    # Only plain keys, as before the run.
+    plain = {"str", "bytes", "bool", "int", "type"}
+    assert set(report["after"]) <= plain and set(report["before"]) <= plain, report
