@@ -9,6 +9,7 @@ source lines and no host frame.
 from __future__ import annotations
 
 import decimal
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -126,11 +127,34 @@ class Budget:
             yield item
 
 
+class _LogStream:
+    """What `sys.stdout`/`sys.stderr` are while snippet code runs: stdlib code a snippet calls
+    that writes to the process's streams (`calendar.TextCalendar.prmonth`, found by the boundary
+    fuzz) writes to the run's log instead, never to the host's stdout (an MCP stdio server's
+    protocol stream, in-process) or the worker's."""
+
+    __slots__ = ("_output",)
+
+    def __init__(self, output: Output) -> None:
+        self._output = output
+
+    def write(self, text: object) -> int:
+        plain = text if type(text) is str else str.__str__(str(text))
+        self._output.write(plain)
+        return len(plain)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
 class _RunContext:
     """`Execution.run_context()`: a plain context manager (a generator-based one would set
     attributes on the `RunStopped` passing through, which refuses them)."""
 
-    __slots__ = ("execution", "saved", "was", "token")
+    __slots__ = ("execution", "saved", "was", "token", "streams")
 
     def __init__(self, execution: Execution) -> None:
         self.execution = execution
@@ -142,8 +166,11 @@ class _RunContext:
         self.was = flags.get("in_run", False)
         flags["in_run"] = True
         self.token = self.execution.verdict.install()
+        self.streams = (sys.stdout, sys.stderr)
+        sys.stdout = sys.stderr = self.execution.log_stream  # type: ignore[assignment]
 
     def __exit__(self, *exc: object) -> bool:
+        sys.stdout, sys.stderr = self.streams
         self.execution.verdict.uninstall(self.token)
         self.execution.shim_state["in_run"] = self.was
         # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
@@ -174,6 +201,7 @@ class Execution:
         self.limits = limits
         self.label = namespace
         self.output = Output(limits.max_output)
+        self.log_stream = _LogStream(self.output)
         self.scheduler = Scheduler(limits.max_calls, report=self.output.print)
         self.budget = Budget(limits) if budget else None
         self.pending_calls: list[PendingCall] = []

@@ -145,3 +145,26 @@ def test_urlsplit_cache_never_holds_a_snippet_object(isolated):
     # Only plain keys, as before the run.
     plain = {"str", "bytes", "bool", "int", "type"}
     assert set(report["after"]) <= plain and set(report["before"]) <= plain, report
+
+
+# Found by the boundary fuzz: `calendar.TextCalendar`'s `prmonth`/`prweek`/`pryear` (methods, so
+# the shim's list of functions did not leave them out) print to the process's `sys.stdout`:
+# the host's own stdout in-process (an MCP stdio server's protocol stream). While snippet code
+# runs, the process's streams are the run's log.
+CALENDAR_PRINTS = """
+import calendar
+c = calendar.TextCalendar()
+c.prmonth(2020, 1)
+calendar.TextCalendar.prweek(c, c.monthdays2calendar(2020, 2)[0], 2)
+return 1
+"""
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_stdlib_writes_to_process_streams_go_to_the_log(sb, backend, capfd):
+    result = await sb.run(CALENDAR_PRINTS, backend=backend)
+    assert result.ok and result.value == 1, result
+    assert result.logs[:2] == ["    January 2020", "Mo Tu We Th Fr Sa Su"], result.logs
+    assert any(line.endswith(" 1  2") for line in result.logs), result.logs  # the prweek line
+    out, err = capfd.readouterr()
+    assert "January" not in out + err and "Mo Tu" not in out + err, (out, err)
