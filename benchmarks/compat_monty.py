@@ -182,10 +182,21 @@ def program(case: Case) -> str:
     return "\n".join([*lines[:start], f"repr({expr.strip()})", *lines[end + 1 :]])
 
 
-#: The CPython side: the same wrapping as `sandbox.policy.compile_snippet`, real builtins.
+#: The CPython side: the same wrapping as `sandbox.policy.compile_snippet`, real builtins, and
+#: the qualified names a script has (`f`, `A.m`: the wrapper's `__snippet__.<locals>.` taken out,
+#: as the sandbox takes it out), so a message is compared with what CPython says of the program.
 CPYTHON_RUNNER = textwrap.dedent(
     """
     import ast, asyncio, json, sys
+    PREFIX = "__snippet__.<locals>."
+    def script_names(code):
+        consts = tuple(script_names(c) if isinstance(c, type(code)) else c for c in code.co_consts)
+        name = code.co_qualname
+        if name.startswith(PREFIX):
+            if not code.co_flags & 2:  # a class body stores its __qualname__ as a constant
+                consts = tuple(name[len(PREFIX):] if c == name else c for c in consts)
+            name = name[len(PREFIX):]
+        return code.replace(co_qualname=name, co_consts=consts)
     source = sys.stdin.read()
     tree = ast.parse(source)
     names = sorted({n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names})
@@ -201,7 +212,7 @@ CPYTHON_RUNNER = textwrap.dedent(
     g = {"__name__": "__snippet__"}
     out = {"ok": True}
     try:
-        exec(compile(module, "<case>", "exec"), g)
+        exec(script_names(compile(module, "<case>", "exec")), g)
         value = asyncio.run(g["__snippet__"]())
         out["value"] = value if isinstance(value, str) else None
     except BaseException as exc:

@@ -182,8 +182,11 @@ SafeType.__module__ = "builtins"  # messages name it as CPython does: `type() ar
 import dataclasses as _dataclasses  # noqa: E402 - kept next to the table it feeds
 import enum as _enum  # noqa: E402
 import functools as _functools  # noqa: E402
+import textwrap as _textwrap  # noqa: E402
 
-UNSUBCLASSABLE: tuple[type, ...] = (_dataclasses.Field, _functools.cached_property, string.Template)
+UNSUBCLASSABLE: tuple[type, ...] = (
+    _dataclasses.Field, _functools.cached_property, string.Template, _textwrap.TextWrapper,
+)
 
 
 def hidden_base(cls: type) -> bool:
@@ -579,10 +582,18 @@ _STATELESS = _PLAIN_TYPES - {list, dict, set, bytearray} | {
     types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
     types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
     types.MethodWrapperType,
+    # A mapping proxy has no writable state of its own (frozen classes' `__annotations__`).
+    types.MappingProxyType,
 }
 _FUNCTION_STATE = ("__code__", "__defaults__", "__kwdefaults__", "__dict__", "__annotations__", "__name__",
                    "__qualname__", "__doc__", "__module__")
 _function_state = operator.attrgetter(*_FUNCTION_STATE)
+
+
+#: What Python and `dataclasses` keep on a class about its own definition: never a security
+#: decision of the sandbox's classes (the snippet cannot write them: the class is frozen).
+_CLASS_BOOKKEEPING = frozenset({"__annotations__", "__dataclass_fields__", "__dataclass_params__",
+                                "__match_args__", "__doc__", "__module__", "__qualname__"})
 
 
 class _Record:
@@ -662,7 +673,10 @@ class _Record:
                 return True
             if not _same_items(self.state[0], self.items[0]):
                 return True
-        return any(_slot(member, obj) is not value for member, value in self.slots)
+        for member, value in self.slots:
+            if _slot(member, obj) is not value:
+                return True
+        return False
 
     def restore(self) -> None:
         obj = self.obj
@@ -725,6 +739,7 @@ class SharedState:
         #: Records by group (a shim's name, or "core" for the sandbox's own classes): a run
         #: that imported only `json` can have changed only what `json` and the core reach.
         self.groups: dict[str, tuple[_Record, ...]] = {}
+        self._unions: dict[frozenset[str], tuple[_Record, ...]] = {}
         #: Set once the shims have frozen everything runs share (`sandbox.shims`).
         self.ready = False
 
@@ -745,9 +760,9 @@ class SharedState:
                 if cls not in self.frozen:
                     make_immutable(cls)
                     self.frozen.add(cls)
-                for value in type.__getattribute__(cls, "__dict__").values():
+                for key, value in type.__getattribute__(cls, "__dict__").items():
                     _register_own(cls, value)
-                    if type(value) is not types.FunctionType and not _owners(value):
+                    if key not in _CLASS_BOOKKEEPING and type(value) is not types.FunctionType and not _owners(value):
                         pending.append(value)
         seen: set[int] = set()
         found: list[_Record] = []
@@ -784,6 +799,7 @@ class SharedState:
                 pending.extend(f for f in (value.fget, value.fset, value.fdel) if f is not None)
             pending.extend(record.values())
         self.groups[group] = (*self.groups.get(group, ()), *found)
+        self._unions.clear()
 
     def _freeze_class(self, cls: type, pending: list[Any]) -> None:
         if cls not in self.frozen:
@@ -801,7 +817,11 @@ class SharedState:
         if groups is None:
             records: Iterable[_Record] = self.records.values()
         else:
-            records = {id(r): r for g in groups for r in self.groups.get(g, ())}.values()
+            key = frozenset(groups)
+            records = self._unions.get(key)  # type: ignore[assignment]
+            if records is None:
+                records = self._unions[key] = tuple(
+                    {id(r): r for g in key for r in self.groups.get(g, ())}.values())
         changed = [record for record in records if record.changed()]
         for record in changed:
             record.restore()

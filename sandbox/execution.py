@@ -230,6 +230,7 @@ class Execution:
         if self.budget is not None:
             hooks["_tick_"] = self.budget.tick
             hooks["_budget_iter_"] = self.budget.iterate
+        shims.bind_run(builtins, hooks)
         if state is None:
             self.globals = make_globals(builtins, guards, **hooks)
         else:

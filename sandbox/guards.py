@@ -1,9 +1,10 @@
 """Runtime guards and the builtins a snippet sees.
 
-The compile policy refuses dangerous names it can see. These guards decide what it cannot:
-computed attribute names (`getattr(x, name)`), `str.format` field traversal, attribute writes,
-class creation, `type()` and imports. One `RunGuards` is made per run, so the set of classes the
-snippet created (the only classes it may modify) never outlives the run.
+The compile policy refuses dangerous names it can see. These guards decide what it cannot, per
+run: which names the snippet's own objects may read and write, attribute writes, class
+creation, `type()` and the builtins. What a read hands out is decided by one judge, by the
+value's identity (`sandbox.crossing`). One `RunGuards` is made per run, so the set of classes
+the snippet created (the only classes it may modify) never outlives the run.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from .policy import (
     class_name_problem,
     is_dunder,
 )
+from .prelude import is_prelude_code
 
 __all__ = [  # what other modules and the tests take from here, the crossing's names included
     "CHECKED_REPLACEMENTS", "SEALED", "UNSUBCLASSABLE", "CheckedMethods", "ReadOnly", "RunGuards",
@@ -159,7 +161,11 @@ def _require_str_name(name: Any) -> None:
 
 
 def is_snippet_function(obj: Any) -> bool:
-    return isinstance(obj, types.FunctionType) and obj.__code__.co_filename == FILENAME
+    """The run's own function: the snippet's, or a prelude's (compiled under the same policy)."""
+    if not isinstance(obj, types.FunctionType):
+        return False
+    code = obj.__code__
+    return code.co_filename == FILENAME or is_prelude_code(code)
 
 
 def _cpython_no_attribute(obj: Any, name: str) -> AttributeError:

@@ -113,7 +113,10 @@ def _warm_lazy_loads() -> None:
         "x".encode(encoding).decode(encoding)
     time.localtime()
     datetime.datetime.now().astimezone()
+    from . import prelude
     from .shims import zoneinfo as zoneinfo_shim
+
+    prelude.preload()  # nor read the preludes' sources
 
     zoneinfo_shim.preload()  # a confined worker cannot open the zone files
 

@@ -6,7 +6,10 @@ kills its process group when the run ends, whatever the reason. The host never b
 worker: a spawn request is one `sendmsg` to the template, and everything else is awaited.
 
 Nothing here is bound to an event loop between runs, so one runtime can serve runs from
-successive `anyio.run` calls. Cancelling the task that awaits `run()` kills the worker.
+successive `anyio.run` calls. Cancelling the task that awaits `run()` kills the worker. A worker
+whose snippet abandons a call (cancels the task awaiting it) sends `cancel` with the call's id,
+and the host cancels that binding call (`sandbox.host.CallScope`); a `cancel` naming no call in
+flight does nothing.
 
 The host believes nothing a worker says without checking it (`_Session`): every frame is
 bounded in size and shape, the host cuts the output to `max_output` and writes the truncation

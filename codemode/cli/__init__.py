@@ -13,8 +13,10 @@
                        [--max-tool-calls N]
     codemode --version
 
-Every command takes ``--mcp-config FILE`` (repeatable, ``{"mcpServers": ...}``) and
-``--mcp-timeout S``: the servers' tools load as ``<server>__<tool>`` (see codemode/mcp/README.md).
+Every command takes ``--mcp-config FILE`` (repeatable, ``{"mcpServers": ...}``),
+``--mcp-timeout S``, ``--tool-cache DIR`` and ``--refresh-tools``: the servers' tools load as
+``<server>__<tool>``, from cached tool lists when there are some, so a server starts only when a
+program calls one of its tools (see docs/codemode.md and codemode/mcp/README.md).
 
 Exit codes: 0 success, 1 the run (or check) failed, 2 usage, input or configuration error,
 130 interrupted. Every bad input is one ``codemode: error: ...`` line on stderr, never a

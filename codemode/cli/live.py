@@ -102,9 +102,10 @@ def server_stderr(stderr: TextIO, status: StatusLine | None = None) -> Callable[
 
     def relay(server: str, line: str) -> None:
         text = f"[{visible(server)}] {visible(line)}\n"
-        if status is not None:
+        if status is not None and status.text:
             status.above(stderr, text)
             return
+        # The MCP start line (``codemode.mcp.loading``) may be up: it is not ``status``'s.
         stderr.write((CLEAR if tty else "") + text)
         stderr.flush()
 

@@ -1,7 +1,7 @@
 """``codemode mcp serve`` and ``--mcp-config FILE`` for every command.
 
     codemode mcp serve [--tools SPEC]... [--root DIR] [--allow-write] [--mcp-config FILE]...
-                       [--mcp-timeout S] [--http HOST:PORT] [--max-concurrent N] [--event-log FILE.jsonl]
+                       [--mcp-timeout S] [--tool-cache DIR] [--refresh-tools] [--http HOST:PORT] [--max-concurrent N] [--event-log FILE.jsonl]
                        [--sdk full|compact|auto] [--sessions [--session-idle S]]
                        [--max-sessions N] [--session-memory-budget MIB] [--stateless] [--json-response]
                        [--drain-timeout S] [--allowed-host HOST]...

@@ -123,6 +123,8 @@ async def _show_start(provider: McpProvider, out: TextIO, shown: list[bool]) -> 
     started = anyio.current_time()
     await anyio.sleep(START_PROGRESS_AFTER)
     servers = [s for s in provider.servers.values() if s.name not in provider.from_cache]
+    if not servers:
+        return  # every list came from the cache: nothing is starting
     while True:
         ready = sum(1 for s in servers if s.connected)
         count = len(servers)

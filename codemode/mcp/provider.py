@@ -81,6 +81,7 @@ class McpProvider:
         self.notify = notify if notify is not None else logger.warning
         self.from_cache: set[str] = set()
         self._cached: dict[str, list[ToolJSON]] = {}  # from_cache server -> its cached list, until checked
+        self._cached_version: dict[str, str | None] = {}  # ... and the server version it was cached from
         self.servers: dict[str, UpstreamServer] = {
             c.name: UpstreamServer(c, self._spawn, limits=limits, errlog=errlog, stderr_lines=stderr_lines)
             for c in configs
@@ -164,6 +165,7 @@ class McpProvider:
                 server.unverified = True
                 self.from_cache.add(server.name)
                 self._cached[server.name] = entry.tools
+                self._cached_version[server.name] = entry.server_version
                 if entry.resources:
                     cached_offering.append(server.name)
 
@@ -275,6 +277,9 @@ class McpProvider:
                         server.unverified = False
                         cached = {t["name"]: t for t in self._cached.pop(server_name, [])}
                         changes = _changes(cached, tools)
+                        was = self._cached_version.pop(server_name, None)
+                        if changes and was != server.server_version:
+                            changes += f"; version {server.server_version}, the list was cached from {was}"
                         if changes:
                             self.notify(m.CACHE_DISAGREES.format(server=server_name, changes=changes))
                     self.update(server_name, tools)

@@ -20,14 +20,17 @@ from types import ModuleType
 from typing import Any
 
 from .. import crossing, guards
-from ..guards import RunGuards
+from ..guards import RunGuards, build_builtins
+from ..raised import mark_raised
 from . import (
+    abc,
     asyncio,
     base64,
     binascii,
     bisect,
     calendar,
     collections,
+    contextlib,
     copy,
     csv,
     dataclasses,
@@ -71,12 +74,11 @@ from .base import ModuleShim, ShimContext
 from .copy import _checked_copy, _checked_deepcopy  # noqa: F401 - checked by the security tests
 from .enum import _EnumType  # noqa: F401 - checked by the security tests
 from .functools import cached_property
-from .operator import attrgetter, methodcaller
 from .string import Template
 
 _SHIM_MODULES: tuple[ModuleType, ...] = (
-    asyncio, base64, binascii, bisect, calendar, collections, copy, csv, dataclasses, datetime,
-    decimal, difflib, enum, fnmatch, fractions, functools, graphlib, hashlib, heapq, html, io,
+    abc, asyncio, base64, binascii, bisect, calendar, collections, contextlib, copy, csv,
+    dataclasses, datetime, decimal, difflib, enum, fnmatch, fractions, functools, graphlib, hashlib, heapq, html, io,
     itertools, json, math, numbers, operator, pathlib, pprint, random, re, secrets, shlex,
     statistics, string, struct, textwrap, time, tomllib, typing, unicodedata, urllib_parse, uuid,
     zlib, zoneinfo,
@@ -97,11 +99,11 @@ def _static_attrs() -> dict[str, dict[str, Any]]:
 
 #: The sandbox modules whose classes a snippet reaches (the judge's stand-ins, asyncio, the
 #: scheduler's requests, the namespace, the stop exception, the shims): frozen with the shims.
-#: Host-side modules (sessions, workers, the jail) are not: a snippet never reaches them.
+#: Host-side modules (sessions, workers, the jail, this package's `ShimSet`) are not: a snippet
+#: never reaches them. The shim modules' own classes are frozen with their shim's table.
 SNIPPET_SIDE_MODULES = (
     "sandbox.crossing", "sandbox.guards", "sandbox.aio", "sandbox.scheduler", "sandbox.namespace",
-    "sandbox.control", "sandbox.raised", "sandbox.output", "sandbox.jsonvalue", "sandbox.shims",
-    "sandbox.shims.base",
+    "sandbox.control", "sandbox.raised", "sandbox.output", "sandbox.jsonvalue", "sandbox.shims.base",
 )
 
 
@@ -134,6 +136,8 @@ class ShimSet:
             deadline = _time.monotonic() + wall_time
         self._ctx = ShimContext(guards, asyncio_attrs, wall_time, deadline, expire, print_fn)
         self._shims: dict[str, ModuleShim] = {}
+        if not crossing.SHARED.ready:
+            self._bind_default_builtins()  # the freeze builds the per-run tables, preludes too
         _freeze_shared(self._ctx)
 
     @property
@@ -150,10 +154,32 @@ class ShimSet:
         self._ctx.expire = expire
         self._ctx.print_fn = print_fn
 
+    def bind_run(self, builtins: Mapping[str, Any], hooks: Mapping[str, Any]) -> None:
+        """The run's builtins and compiler hooks (`_tick_`, `_raise_`, ...), for the preludes:
+        refilled in place, so the preludes a session ran in an earlier run follow this one."""
+        ctx = self._ctx
+        if not ctx.preludes:
+            # Nothing holds the previous run's: no copy (a run that imports no prelude pays nothing).
+            ctx.builtins = builtins if type(builtins) is dict else dict(builtins)
+            ctx.hooks = dict(hooks)
+            return
+        ctx.builtins.clear()
+        ctx.builtins.update(builtins)
+        ctx.hooks.clear()
+        ctx.hooks.update(hooks)
+        for module_globals in ctx.preludes:
+            module_globals.update(hooks)
+
     def restore_shared(self) -> int:
         """Put back whatever the run changed in the shared state it could reach (the core, and
         what the modules it imported reach): see `crossing.SharedState.restore`."""
         return crossing.SHARED.restore(("core", *self._shims))
+
+    def _bind_default_builtins(self) -> None:
+        """The builtins a snippet of this ShimSet would get, until an execution binds its own."""
+        ctx = self._ctx
+        self.bind_run(build_builtins(ctx.guards, print_fn=ctx.print_fn, import_fn=make_import(self)),
+                      {"_raise_": mark_raised})
 
     def get(self, name: str) -> ModuleShim | None:
         shim = self._shims.get(name)
@@ -167,6 +193,8 @@ class ShimSet:
         module = _BY_NAME.get(name)
         if module is None:
             return None
+        if getattr(module, "PER_RUN", False) and not self._ctx.builtins:
+            self._bind_default_builtins()  # used outside an execution (tests, tools)
         attrs = module.build(self._ctx) if getattr(module, "PER_RUN", False) else _static_attrs()[name]
         shim = self._shims[name] = ModuleShim(name, attrs)
         return shim
@@ -213,7 +241,7 @@ def make_import(shims: ShimSet) -> Callable[..., Any]:
 
 
 # The sandbox's replacements show the package path, as a module shim's members would.
-for _cls in (Template, attrgetter, cached_property, methodcaller):
+for _cls in (Template, cached_property):
     _cls.__module__ = __name__
 del _cls
 
@@ -222,8 +250,6 @@ __all__ = [
     "ModuleShim",
     "ShimSet",
     "Template",
-    "attrgetter",
     "cached_property",
     "make_import",
-    "methodcaller",
 ]

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from ..guards import ReadOnly, RunGuards
+from .. import prelude
+from ..guards import ReadOnly, RunGuards, make_globals
 
 
 class ModuleShim(ReadOnly):
@@ -69,6 +70,19 @@ class ShimContext:
     expire: Callable[[], BaseException] | None = None
     print_fn: Callable[..., None] = print
     state: dict[str, Any] = field(default_factory=dict)
+    #: The run's builtins and compiler hooks, refilled in place for each run (a session's
+    #: preludes outlive a run), and the namespaces of the preludes this ShimSet has run.
+    builtins: dict[str, Any] = field(default_factory=dict)
+    hooks: dict[str, Any] = field(default_factory=dict)
+    preludes: list[dict[str, Any]] = field(default_factory=list)
+
+    def run_prelude(self, name: str, module: str, kernels: Mapping[str, Any]) -> dict[str, Any]:
+        """Run prelude `name` as module `module` of this run: globals built like the snippet's
+        (the run's builtins, guards and hooks) plus `kernels`; returns its namespace."""
+        module_globals = make_globals(self.builtins, self.guards, **self.hooks)
+        module_globals["__name__"] = module
+        self.preludes.append(module_globals)
+        return prelude.run(name, module_globals, kernels)
 
 
 def pick(module: Any, names: Iterable[str]) -> dict[str, Any]:

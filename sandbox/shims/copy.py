@@ -12,12 +12,10 @@ from __future__ import annotations
 import collections
 import copy
 import types
-from collections.abc import Callable
 from typing import Any
 
-from ..guards import DeepcopyHook, DeepcopyMemo, memo_of
-from ..policy import FILENAME
-from .base import ModuleShim, named_after
+from ..guards import DeepcopyHook, DeepcopyMemo, is_snippet_function, memo_of
+from .base import ModuleShim
 
 NAME = "copy"
 
@@ -57,7 +55,8 @@ def _trusted_hook(cls: type, name: str, value: Any) -> bool:
     if isinstance(value, types.FunctionType):
         # `__copy__`/`__deepcopy__` only hand their result back to the caller (no `setattr`
         # follows), so the snippet's own are fine; the reduce family's results drive `setattr`.
-        return value.__code__.co_filename != FILENAME or name in _RESULT_ONLY_HOOKS
+        # A prelude's function is the run's own code too (`is_snippet_function`).
+        return not is_snippet_function(value) or name in _RESULT_ONLY_HOOKS
     if isinstance(value, (types.WrapperDescriptorType, types.MethodDescriptorType)):
         return value.__objclass__ is cls and value.__name__ == name
     return False
@@ -145,17 +144,6 @@ def _checked_deepcopy(x: Any, memo: Any = None) -> Any:
     real = DeepcopyMemo() if memo is None else memo_of(memo)
     copy_problem(x, deep=True)
     return copy.deepcopy(x, real)
-
-
-def checked_copying(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`dataclasses.asdict`/`astuple` deep-copy the values they find: the same check first."""
-
-    @named_after(fn)
-    def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
-        copy_problem(obj, deep=True)
-        return fn(obj, *args, **kwargs)
-
-    return call
 
 
 def attrs() -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """`functools`: `reduce`, `partial`, the caches, `cmp_to_key`, `partialmethod`, a checked
-`cached_property`, `total_ordering` for the snippet's own classes, and `wraps`/`update_wrapper`
-onto the snippet's own functions.
+`cached_property`, `total_ordering` for the snippet's own classes, and `wraps`/`update_wrapper`,
+`lru_cache`/`cache` as a prelude (`sandbox/prelude/functools.rpy`): they read and write with the
+snippet's own rights, and the caches name their C wrapper through a kernel.
 
 `cached_property` writes its value straight into an instance's `__dict__` under its name, so
 the sandbox's version checks that name when it is used (and reads it once: the property's own
@@ -18,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..guards import CHECKED_REPLACEMENTS, RunGuards, attribute_problem, plain_name
+from ..kernels import RunKernels
 from ..policy import is_dunder
 from .base import ShimContext, named_after, pick
 
@@ -138,60 +140,19 @@ def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable
     return decorate
 
 
-#: What `update_wrapper` copies from a host object: names and docs, as plain strings or None.
-_HOST_WRAPPED_NAMES = ("__module__", "__name__", "__qualname__", "__doc__")
-
-
-def _wrapping(guards: RunGuards) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """`update_wrapper`/`wraps` onto the snippet's own functions and objects only, with the
-    stdlib's fixed lists of names (caller-chosen `assigned` names would let it set
-    `__code__` or any other attribute).
-
-    The stdlib's version copies `wrapped.__dict__` and sets `__wrapped__ = wrapped`: from a host
-    object (`wraps(object)`) that hands the snippet the host's attributes (`__getattribute__`,
-    ...). So every name is read with the snippet's own read rules, `__dict__`,
-    `__annotations__` and `__wrapped__` come only from the snippet's own objects, and from a
-    host object only plain-string names and docs are copied."""
-
-    def read(wrapped: Any, name: str) -> Any:
-        try:
-            return guards.getattr(wrapped, name)
-        except AttributeError:
-            return _MISSING_VALUE
-
-    def update_wrapper(wrapper: Any, wrapped: Any) -> Any:
-        if not guards.owns(wrapper):
-            raise TypeError("functools.update_wrapper() only changes the snippet's own functions")
-        if not guards.owns(wrapped):
-            for name in _HOST_WRAPPED_NAMES:
-                value = read(wrapped, name)
-                if value is None or isinstance(value, str):
-                    setattr(wrapper, name, value if value is None else str.__str__(value))
-            return wrapper
-        for name in functools.WRAPPER_ASSIGNMENTS:
-            value = read(wrapped, name)
-            if value is not _MISSING_VALUE:
-                setattr(wrapper, name, value)
-        for name in functools.WRAPPER_UPDATES:
-            value = read(wrapped, name)
-            getattr(wrapper, name).update({} if value is _MISSING_VALUE else value)
-        wrapper.__wrapped__ = wrapped
-        return wrapper
-
-    def wraps(wrapped: Any) -> Callable[[Any], Any]:
-        return lambda wrapper: update_wrapper(wrapper, wrapped)
-
-    return update_wrapper, wraps
-
-
 def build(ctx: ShimContext) -> dict[str, Any]:
-    update_wrapper, wraps = _wrapping(ctx.guards)
+    kernels = RunKernels(ctx.guards)
+    namespace = ctx.run_prelude("functools", NAME, {
+        "owns": kernels.owns, "copy_annotations": kernels.copy_annotations,
+        "cache_wrapper": kernels.cache_wrapper, "wrap_function": kernels.wrap_function,
+    })
     return {
-        "wraps": wraps,
-        "update_wrapper": update_wrapper,
-        "WRAPPER_ASSIGNMENTS": functools.WRAPPER_ASSIGNMENTS,
-        "WRAPPER_UPDATES": functools.WRAPPER_UPDATES,
-        **pick(functools, ["reduce", "partial", "lru_cache", "cache", "cmp_to_key", "partialmethod"]),
+        **{name: namespace[name] for name in _PRELUDE_NAMES},
+        **pick(functools, ["reduce", "partial", "cmp_to_key", "partialmethod"]),
         "cached_property": cached_property,
         "total_ordering": owned_only(functools.total_ordering, ctx.guards, "total_ordering"),
     }
+
+
+#: What the prelude (`sandbox/prelude/functools.rpy`) defines for this module.
+_PRELUDE_NAMES = ("wraps", "update_wrapper", "WRAPPER_ASSIGNMENTS", "WRAPPER_UPDATES", "lru_cache", "cache")

@@ -1,17 +1,31 @@
-"""`typing`: the names models use in hints. `get_type_hints` and `ForwardRef` are left out: they
-`eval` strings."""
+"""`typing`: the names models use in hints, and `runtime_checkable` for the snippet's own
+protocols (a prelude, `sandbox/prelude/typing.rpy`: the stdlib's writes a flag on any class it
+gets). `get_type_hints` and `ForwardRef` are left out: they `eval` strings.
+
+A runtime protocol's `isinstance` check is the stdlib's: it looks the protocol's member names up
+on the object with `hasattr` and returns only a bool."""
 
 from __future__ import annotations
 
+import functools
 import typing
 from typing import Any
 
-from .base import pick
+from ..kernels import RunKernels
+from .base import ShimContext, pick
 
 NAME = "typing"
+PER_RUN = True
 
 
-def attrs() -> dict[str, Any]:
+def build(ctx: ShimContext) -> dict[str, Any]:
+    kernels = RunKernels(ctx.guards)
+    namespace = ctx.run_prelude("typing", NAME, {"mark_runtime_protocol": kernels.runtime_checkable})
+    return {**_static(), "runtime_checkable": namespace["runtime_checkable"]}
+
+
+@functools.cache
+def _static() -> dict[str, Any]:
     return pick(
         typing,
         [

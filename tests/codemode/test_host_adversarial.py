@@ -353,6 +353,10 @@ _FREEZE_SCRIPT = textwrap.dedent(
         reg = Registry(mode="code")
         register_workspace(reg, sys.argv[1])
         mode = CodeMode(reg, backend=sys.argv[2], limits=sandbox.Limits(wall_time=0.5, cpu_time=1))
+        if sys.argv[2] == "worker":
+            # Start the worker template first: on a busy machine its start-up alone can take
+            # longer than the run's wall time, which the tools' deadline counts from.
+            sandbox.get_runtime("worker").jail_status()
         print("START", flush=True)
         run = await mode.run(sys.argv[3])
         print("RETURNED", run.result.error.kind if run.result.error else None, flush=True)

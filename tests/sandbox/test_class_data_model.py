@@ -5,8 +5,11 @@ would reach host classes is refused with a sentence that names the alternative."
 
 from __future__ import annotations
 
+import anyio
 import pytest
 from sandbox_helpers import run
+
+import sandbox
 
 CASES = {
     "subclasses": ("""
@@ -213,3 +216,24 @@ def test_only_the_enum_hooks_are_definable_reserved_names(code: str, message: st
     result = run(code)
     assert result.error is not None and result.error.kind == "syntax"
     assert result.error.message == message
+
+
+def test_the_data_model_and_except_star_in_a_session(backend: str) -> None:
+    # A session's globals persist: classes from one run are the snippet's own in the next.
+    first_code = ("class Base:\n    def __init_subclass__(cls, /, tag='-', **kw):\n"
+                  "        super().__init_subclass__(**kw)\n        cls.tag = tag\n"
+                  "class A(Base, tag='a'):\n    pass\n"
+                  "def need(x: type[int]):\n    pass")
+    second_code = ("class B(Base, tag='b'):\n    pass\nout = [[c.tag for c in Base.__subclasses__()]]\n"
+                   "try:\n    raise ExceptionGroup('g', [KeyError('k'), ValueError(1)])\nexcept* KeyError as e:\n"
+                   "    out.append(len(e.exceptions))\nexcept* ValueError:\n    out.append('v')\n"
+                   "try:\n    need()\nexcept TypeError as e:\n    out.append(str(e))\nreturn out")
+
+    async def go() -> list[sandbox.RunResult]:
+        async with sandbox.open_session(backend) as session:
+            limits = sandbox.Limits(wall_time=30, cpu_time=30)
+            return [await session.run(first_code, limits=limits), await session.run(second_code, limits=limits)]
+
+    first, second = anyio.run(go)
+    assert first.error is None and second.error is None, (first, second)
+    assert second.value == [["a", "b"], 1, "v", "need() missing 1 required positional argument: 'x'"]

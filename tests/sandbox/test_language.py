@@ -94,6 +94,8 @@ IMPORTS = {
     "enum": "import enum\nreturn enum.IntEnum('N', 'A B').B.value",
     "typing": "from typing import Any, Optional\nx: Optional[int] = None\nreturn x",
     "asyncio": "import asyncio\nawait asyncio.sleep(0)\nreturn await asyncio.gather()",
+    "contextlib": "import contextlib\nwith contextlib.suppress(KeyError):\n    {}['x']\nreturn 1",
+    "abc": "from abc import ABC, abstractmethod\nclass A(ABC):\n    @abstractmethod\n    def f(self): ...\ntry:\n    A()\nexcept TypeError as e:\n    return 'abstract method f' in str(e)",
 }
 
 EXPECTED_IMPORTS = {
@@ -103,7 +105,7 @@ EXPECTED_IMPORTS = {
     "pprint": "{'a': 2, 'b': 1}", "secrets": 16, "shlex": ["a", "b c"], "struct": [1, 2],
     "tomllib": {"a": [1, 2]}, "urllib": "q=a+b", "urllib.parse": "q=1", "zlib": "abc", "zoneinfo": "UTC",
     "json": {"a": [1]}, "math": 4, "re": ["1", "22"], "datetime": "2020-01-02", "time": True,
-    "itertools": [0, 1, 2], "functools": 8, "collections": [[["a", 2]], {"a": 1}, [2]],
+    "contextlib": 1, "abc": True, "itertools": [0, 1, 2], "functools": 8, "collections": [[["a", 2]], {"a": 1}, [2]],
     "statistics": 2, "random": True, "string": "hi!01", "textwrap": "hello [...]",
     "decimal": "0.3", "fractions": "1", "heapq": [1, 3], "bisect": 2, "operator": {"a": 1},
     "copy": [[1]], "base64": "aGk=", "hashlib": "2d711642", "uuid": 36,
@@ -128,7 +130,7 @@ def test_allowed_modules_list_matches_the_issue() -> None:
 def test_unknown_module_names_the_allowed_ones(backend: str) -> None:
     result = run("import os", backend)
     assert result.error is not None and result.error.kind == "exception"
-    assert result.error.message.startswith("ModuleNotFoundError: module 'os' is not available in the sandbox; allowed modules: asyncio, base64")
+    assert result.error.message.startswith("ModuleNotFoundError: module 'os' is not available in the sandbox; allowed modules: abc, asyncio, base64")
 
 
 def test_from_import_of_unlisted_name() -> None:

@@ -176,6 +176,30 @@ async def test_the_host_counts_calls_too() -> None:
 
 
 @pytest.mark.anyio
+async def test_cancel_frames_cancel_only_calls_in_flight() -> None:
+    # A cancel for a call queued in the same read starts nothing; cancels naming no call in
+    # flight (junk, unknown, answered already) change nothing and end nothing.
+    started: list[object] = []
+
+    async def record(**kwargs: object) -> str:
+        started.append(kwargs)
+        return "ok"
+
+    frames = [
+        encode('{"op":"call","id":1,"name":"record","a":[[],{"n":1}],"last":true}'),
+        encode('{"op":"cancel","id":1}'),
+        encode('{"op":"cancel","id":"1"}'),
+        encode('{"op":"cancel","id":[1]}'),
+        encode('{"op":"cancel","id":99}'),
+        encode('{"op":"cancel"}'),
+        encode('{"op":"done","result":{"value":2,"logs":[],"error":null}}'),
+    ]
+    result = await _serve(frames, bindings={"record": record})
+    assert result == sandbox.RunResult(value=2, logs=[])
+    assert started == []
+
+
+@pytest.mark.anyio
 async def test_a_valid_done_frame_is_accepted() -> None:
     result = await _serve([encode('{"op":"done","result":{"value":[1],"logs":["a"],"error":null}}')])
     assert result == sandbox.RunResult(value=[1], logs=["a"])

@@ -166,6 +166,7 @@ for label, make in INSTANCE_MAKERS.items():
 '''
 
 IMPORTS = (
+    "import abc, contextlib\n"
     "import asyncio, base64, binascii, bisect, calendar, collections, copy, csv, dataclasses\n"
     "import datetime, decimal, difflib, enum, fnmatch, fractions, functools, graphlib, hashlib\n"
     "import heapq, html, io, itertools, json, math, numbers, operator, pathlib, pprint, random\n"
@@ -340,40 +341,9 @@ class Route:
     why: str
 
 
-_PRELUDE = "closed by the prelude rewrite"
-
 #: Routes that a rewrite in flight closes. Each is a strict xfail (`test_known_route`): when
 #: the fix lands the case passes, which fails the suite until the entry is removed.
-KNOWN_ROUTES: dict[str, Route] = {
-    "functools-update-wrapper-copies-a-host-class-dict": Route(
-        ("functools.cache", "functools.lru_cache", "functools.update_wrapper", "functools.wraps"),
-        ("functools.cache", ("t:asyncio.timeout",)),
-        "functools.cache(type(asyncio.timeout(1))) copies the class __dict__ onto the wrapper "
-        "(update_wrapper), so `.when`, `.reschedule`... are the raw methods of a checked "
-        f"sandbox class, without their receiver check; {_PRELUDE} (the judge wraps them on computed and dunder reads, but `w.when` in source is a native read)",
-    ),
-    "dataclasses-replace-reads-planted-fields": Route(
-        ("dataclasses.replace",),
-        ("dataclasses.replace", ("planted_error",)),
-        "dataclasses.replace reads getattr(obj, f.name) for each planted __dataclass_fields__ "
-        "entry and passes the values to the snippet's __init__: the unchecked "
-        f"object.__setattr__, __reduce_ex__ and __getattribute__ slots; {_PRELUDE}",
-    ),
-    "urlencode-plants-a-lying-key-in-the-quoter-cache": Route(
-        ("urllib.parse.urlencode",),
-        ("urllib.parse.urlencode", ("bytes_keyed",)),
-        "urlencode quotes a bytes subclass key with the real quote_plus, which iterates it "
-        "(__iter__ yields a lying int) and stores the items as keys of the process-wide "
-        f"_Quoter cache; {_PRELUDE}",
-    ),
-    "textwrap-hands-its-class-table-to-translate": Route(
-        ("textwrap.fill", "textwrap.wrap", "textwrap.shorten", "textwrap.TextWrapper.fill",
-         "textwrap.TextWrapper.wrap", "<textwrap.TextWrapper>.fill", "<textwrap.TextWrapper>.wrap"),
-        ("textwrap.fill", ("lying_str",)),
-        "TextWrapper calls text.translate(self.unicode_whitespace_trans): a str subclass's "
-        f"translate receives the class-level dict every run shares; {_PRELUDE}",
-    ),
-}
+KNOWN_ROUTES: dict[str, Route] = {}  # the prelude rewrite closed the four listed here
 
 #: Routes the fuzz found that no slice in flight closes yet, each with the class-level fix it
 #: needs. Also strict xfails, and also left out of the sample.
@@ -418,10 +388,11 @@ CLOSED_ROUTES: dict[str, Route] = {
     "unbound-method-writes-a-shared-class": Route(
         ("calendar.Calendar.setfirstweekday", "calendar.TextCalendar.setfirstweekday",
          "calendar.HTMLCalendar.setfirstweekday"),
-        ("calendar.Calendar.setfirstweekday", ("t:operator.attrgetter", "p:2")),
+        ("calendar.Calendar.setfirstweekday", ("t:textwrap.TextWrapper", "p:2")),
         "calendar.Calendar.setfirstweekday(cls, 2), a host Python method called unbound with a "
         "class as its receiver, writes `_firstweekday` natively onto that class: any shared "
-        "class (here the shim's attrgetter, which keeps its name check in class attributes), "
+        "class (here textwrap.TextWrapper; attrgetter, which once kept its name check in class "
+        "attributes, is now the run's own prelude class), "
         "seen by every later run in the process; closed by the freeze step (shared classes "
         "refuse writes even from host code)",
     ),

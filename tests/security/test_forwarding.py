@@ -126,14 +126,11 @@ def test_class_level_reduce_hook_from_data_is_refused(copier: Any) -> None:
     statement defined is refused before `copy` calls it."""
     red = _snippet_function()
     made = enum.Enum("Made", {"A": 1, "__reduce_ex__": red, "__copy__": None})  # type: ignore[misc]
-    before = dict(vars(shims.attrgetter))
     with pytest.raises(TypeError, match="defines __reduce_ex__ outside a class statement"):
         copier(made.A)
     if copier is shims._checked_deepcopy:
         with pytest.raises(TypeError, match="outside a class statement"):
             copier([{"k": made.A}])  # nested: a deep copy would reach it too
-    assert dict(vars(shims.attrgetter)) == before
-    assert "_count" not in vars(shims.attrgetter)
 
 
 def test_class_level_getstate_hook_from_data_is_refused() -> None:
@@ -191,17 +188,24 @@ def test_abc_register_through_a_forwarder_leaves_the_host_abc_unchanged(isolated
     assert "ABC registration is not available" in report["result"]["error"]["message"]
 
 
-@pytest.mark.parametrize(
-    "expr",
-    ["operator.methodcaller('register', int)(typing.Mapping)",
-     "operator.attrgetter('mro')(typing.Type)",
-     "operator.attrgetter('strptime')(datetime.datetime)",
-     "operator.methodcaller('sub', 'x', 'a')(re.compile('a'))"],
-)
-async def test_data_driven_getters_refuse_judged_names(sb, expr: str) -> None:
-    result = await sb.run(PRELUDE + f"return repr({expr})")
-    sb.assert_error(result, "exception", "is not accessible through")
+async def test_data_driven_register_is_refused_like_a_direct_read(sb) -> None:
+    result = await sb.run(PRELUDE + "return repr(operator.methodcaller('register', int)(typing.Mapping))")
+    sb.assert_error(result, "exception", "ABC registration is not available")
     assert not issubclass(int, collections.abc.Mapping)
+
+
+@pytest.mark.parametrize(
+    ("expr", "direct"),
+    [("operator.attrgetter('mro')(typing.Type)", "typing.Type.mro"),
+     ("operator.attrgetter('strptime')(datetime.datetime)", "datetime.datetime.strptime"),
+     ("operator.methodcaller('sub', 'x', 'a')(re.compile('a'))", "re.compile('a').sub('x', 'a')")],
+)
+async def test_data_driven_getters_get_the_judged_values(sb, expr: str, direct: str) -> None:
+    # attrgetter/methodcaller read with the snippet's own getattr (they are prelude code), so a
+    # judged name comes back as the same stand-in a direct read gives.
+    result = await sb.run(PRELUDE + f"return [repr({expr}), repr({direct})]")
+    assert result.error is None, result.error
+    assert result.value[0] == result.value[1]
 
 
 # -- stdlib caches keyed on a caller's str ------------------------------------------------------------

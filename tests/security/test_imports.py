@@ -10,7 +10,7 @@ pytestmark = pytest.mark.anyio
 
 BACKENDS = ["worker", "inprocess"]
 
-ALLOWED_HINT = "allowed modules: asyncio, base64"
+ALLOWED_HINT = "allowed modules: abc, asyncio, base64"
 
 DIRECT = [
     pytest.param("import os\nreturn os.environ.get(ENV_NAME)", "exception",

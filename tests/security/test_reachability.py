@@ -1025,12 +1025,10 @@ def _report(findings: dict[str, tuple[str, str]]) -> str:
 KNOWN_HOLES: dict[str, str] = {
     # Closed: `.mro()` handed out the real memberless enum bases (`enum.Enum`, `IntFlag`, ...),
     # whose functional API defines dunders unchecked; `mro` now hides them.
-    # Found through the one-object transforms: `functools.cache(asyncio.Lock)` copies the class
-    # dict onto the wrapper (`update_wrapper`), so `.acquire`, `.release`... are the raw methods,
-    # without the receiver check (BOUNDARY.md's [checked] leak); closed by the prelude rewrite
-    # of functools.
-    "the raw method ": "functools.cache(cls) copies a checked class's dict onto the wrapper; "
-                       "closed by the prelude rewrite",
+    # Closed: through the one-object transforms, `functools.cache(asyncio.Lock)` copied the class
+    # dict onto the wrapper (`update_wrapper`), so `.acquire`, `.release`... were the raw methods
+    # (BOUNDARY.md's [checked] leak); the prelude's cache names its wrapper with the snippet's
+    # rights and copies no host class dict.
 }
 
 

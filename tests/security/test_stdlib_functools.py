@@ -443,9 +443,18 @@ async def test_functools_harmless(sb, name, code, expected):
 REFUSED = [
     pytest.param("import functools, json\nfunctools.update_wrapper(json.dumps, print)\nreturn 1",
                  ["only changes the snippet's own functions"], id="host-wrapper"),
-    pytest.param("import functools\ndef f():\n    pass\nfunctools.update_wrapper(f, print, assigned=('__code__',))\nreturn 1",
-                 ["unexpected keyword argument 'assigned'"], id="chosen-names"),
+    pytest.param("import functools\ndef f():\n    return 1\ndef g():\n    return 2\n"
+                 "functools.update_wrapper(f, g, updated=('__globals__',))\nreturn f()",
+                 ['"__globals__" is not accessible'], id="chosen-names"),
 ]
+
+
+async def test_wraps_with_chosen_names_reads_and_writes_with_the_snippets_rights(sb):
+    # `assigned`/`updated` are the caller's, as in CPython: each name is read and written with
+    # the snippet's own guarded getattr/setattr, so `__code__` is never copied.
+    code = ("import functools\ndef f():\n    return 1\ndef g():\n    return 2\n"
+            "functools.update_wrapper(f, g, assigned=('__code__', '__name__'))\nreturn [f(), f.__name__]")
+    await sb.assert_harmless(code, [1, "g"])
 
 
 @pytest.mark.parametrize(("code", "fragments"), REFUSED)

@@ -1,6 +1,7 @@
-"""textwrap: TextWrapper instances and the class cannot be modified by a snippet, and its shared
-translation table must not stay changed for the host (in-process, it is put back after the run;
-in a worker the change dies with the single-use process).
+"""textwrap: TextWrapper instances and the class cannot be modified by a snippet, and its
+translation table cannot be changed for the host: the sandbox's TextWrapper munges an exact
+`str` copy (a subclass's `translate` never sees the table) and holds the table read-only; and
+whatever shared state a run changes is put back after it in-process.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ async def test_textwrap_writes_refused(sb, name, code, kind, fragments):
     await sb.assert_refused(code, kind, *fragments, docs={"f": "doc f", "g": "doc g"})
 
 
-# == closed: TextWrapper.unicode_whitespace_trans is a shared host dict, put back after a run ==
+# == closed: TextWrapper.unicode_whitespace_trans was a shared host dict ==
 #
 # Readable as a public class attribute (and also handed to a str subclass's `translate` by
-# `_munge_whitespace`); mutating it changes `textwrap.wrap/fill` for the whole host process.
+# `_munge_whitespace`); mutating it changed `textwrap.wrap/fill` for the whole host process.
 TEXTWRAP_POISON = """
 import textwrap
 got = []
@@ -54,8 +55,10 @@ def test_textwrap_translate_table_not_shared(isolated):
     assert report["after"] == report["before"], "the snippet changed textwrap for the host"
 
 
-async def test_textwrap_poisoning_confined_to_worker(sb):
-    nxt = await sb.assert_confined_to_worker(TEXTWRAP_POISON, "import textwrap\nreturn textwrap.fill('qqq')")
+async def test_textwrap_poisoning_is_refused_in_the_worker(sb):
+    result = await sb.run(TEXTWRAP_POISON)
+    sb.assert_error(result, "exception", "TypeError", "'mappingproxy' object does not support item assignment")
+    nxt = await sb.run("import textwrap\nreturn textwrap.fill('qqq')")
     assert nxt.value == "qqq"
 
 
@@ -72,3 +75,22 @@ TEXTWRAP_HARMLESS = [
 @pytest.mark.parametrize("name, code, expected", TEXTWRAP_HARMLESS, ids=[c[0] for c in TEXTWRAP_HARMLESS])
 async def test_textwrap_harmless(sb, name, code, expected):
     await sb.assert_harmless(code, expected)
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_no_route_reaches_a_writable_textwrap_table(sb, backend):
+    code = (
+        "import textwrap\nout = []\n"
+        "class S(str):\n    def translate(self, table):\n        out.append('translate')\n        return str(self)\n"
+        "out.append(textwrap.fill(S('a\\tb c'), 3))\n"
+        "out.append([c.__name__ for c in textwrap.TextWrapper.__mro__])\n"
+        "for c in textwrap.TextWrapper.mro():\n"
+        "    table = getattr(c, 'unicode_whitespace_trans', None)\n"
+        "    if table is not None:\n"
+        "        try:\n            table[113] = 'Z'\n        except TypeError as e:\n            out.append(str(e))\n"
+        "out.append(textwrap.fill('qqq'))\nreturn out"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.error is None, result.error
+    assert result.value == ["a\nb c", ["TextWrapper", "object"],
+                            "'mappingproxy' object does not support item assignment", "qqq"]

@@ -134,7 +134,7 @@ def test_check_and_run_report_a_refused_import_and_an_unawaited_gather(ws: Path,
     code, out, _ = cli("check", importing, "--root", str(ws))
     assert code == 1 and out.startswith(
         f"{importing}:1:1: import-not-allowed: module 'os' is not available in the sandbox; use the tools "
-        "for what it would do, or one of the allowed modules: asyncio, base64,"
+        "for what it would do, or one of the allowed modules: abc, asyncio, base64,"
     )
     code, out, err = cli("run", importing, "--root", str(ws), *BACKEND)
     assert code == 1 and "(preflight)" in err and "module 'os' is not available in the sandbox; use the tools" in err

@@ -154,7 +154,23 @@ def test_server_stderr_without_a_terminal_is_prefixed(tmp_path: Path) -> None:
         assert main(["tools", "--mcp-config", str(config)], stdout=io.StringIO(), stderr=stderr) == 0
         stderr.seek(0)
         err.write(stderr.read())
-    assert err.getvalue().splitlines() == ["[a] marker server: starting"]
+    assert err.getvalue().splitlines() == ["[a] marker server: starting", "[a] marker server: ready"]
+
+
+def test_server_stderr_during_start_up_is_kept_off_the_start_line(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    entry = {"command": sys.executable, "args": [MARKER_SERVER, str(tmp_path / "a.started"), "--delay", "1.5"]}
+    config.write_text(json.dumps({"mcpServers": {"a": entry}}), encoding="utf-8")
+    program = tmp_path / "p.py"
+    program.write_text("print('ok')\n", encoding="utf-8")
+    term = Terminal([sys.executable, "-m", "codemode", "run", str(program), "--backend", "inprocess",
+                     "--mcp-config", str(config), "--tool-cache", str(tmp_path / "cache")], REPO)
+    code, shown = term.finish()
+    assert code == 0, shown
+    assert "[codemode] starting 1 MCP server" in shown  # the start line was up while it slept
+    relayed = "[a] marker server: ready"
+    at = shown.index(relayed)
+    assert shown[at - len("\r\x1b[K"):at] == "\r\x1b[K"
 
 
 def test_a_session_of_files_on_a_terminal_shows_each_print_once(tmp_path: Path) -> None:

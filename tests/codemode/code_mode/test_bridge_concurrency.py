@@ -51,7 +51,9 @@ async def test_post_execute_runs_in_submission_order() -> None:
     mode = make_mode(sleeper("nap", log))
     seen: list[str] = []
     mode.registry.on_post_execute(lambda ctx, result: seen.append(ctx.arguments["tag"]) if ctx.name == "nap" else None)
-    code = "import asyncio\nreturn await asyncio.gather(*(tools.nap(tag=str(i), delay=0.05 - i * 0.01) for i in range(5)))"
+    # Later calls sleep less, 50 ms apart: they end in reverse order even when a busy machine
+    # starts them tens of milliseconds apart.
+    code = "import asyncio\nreturn await asyncio.gather(*(tools.nap(tag=str(i), delay=0.25 - i * 0.05) for i in range(5)))"
     out = await run(mode, code)
     assert not out.is_error, out.text
     assert [tag for kind, tag, _ in log if kind == "end"] == ["4", "3", "2", "1", "0"]

@@ -5,8 +5,9 @@ it starts, and lists the tools a file names.
 
 On start it appends one line (its pid) to ``MARKER``: the test's proof that a process started,
 seen from the server's side. ``--delay`` sleeps before answering ``initialize`` (a slow-starting
-server, as ``npx`` ones are). ``--tools`` names a JSON list of tool names, read at each
-``tools/list`` (default ``["echo"]``); each tool answers ``<name>:<text>``.
+server, as ``npx`` ones are); it writes a line to stderr before and after it. ``--tools`` names a JSON list of tool names, read at each
+``tools/list`` (default ``["echo"]``), or an object ``{"version": V, "tools": [...]}`` (an upgrade
+in place: the same command and arguments, another version); each tool answers ``<name>:<text>``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,18 @@ TOOLS = option("--tools")
 VERSION = option("--version", "1.0")
 
 
+def listing() -> object:
+    return json.loads(Path(TOOLS).read_text(encoding="utf-8")) if TOOLS else ["echo"]
+
+
+def version() -> str:
+    found = listing()
+    return str(found.get("version", VERSION)) if isinstance(found, dict) else str(VERSION)
+
+
 def tools() -> list[dict]:
-    names = json.loads(Path(TOOLS).read_text(encoding="utf-8")) if TOOLS else ["echo"]
+    found = listing()
+    names = found["tools"] if isinstance(found, dict) else found
     return [{
         "name": name,
         "description": f"Answer with {name} and the text.",
@@ -48,6 +59,8 @@ def main() -> None:
     sys.stderr.write("marker server: starting\n")
     sys.stderr.flush()
     time.sleep(DELAY)
+    sys.stderr.write("marker server: ready\n")
+    sys.stderr.flush()
     for line in sys.stdin:
         message = json.loads(line)
         if "id" not in message:
@@ -55,7 +68,7 @@ def main() -> None:
         method, ident = message.get("method"), message["id"]
         if method == "initialize":
             send(ident, {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                         "serverInfo": {"name": "marker", "version": VERSION}})
+                         "serverInfo": {"name": "marker", "version": version()}})
         elif method == "tools/list":
             send(ident, {"tools": tools()})
         elif method == "tools/call":

@@ -112,6 +112,24 @@ async def test_a_server_that_disagrees_with_its_cached_list_is_noticed_and_follo
     assert starts(tmp_path, "m") == 2
 
 
+async def test_a_new_server_version_with_other_tools_is_named_in_the_notice(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"m": marker_entry(tmp_path, "m", ["echo"])})
+    listing = tmp_path / "m.tools.json"
+    listing.write_text(json.dumps({"version": "1.0", "tools": ["echo"]}), encoding="utf-8")
+    async with load_and(Registry(mode="code"), config):
+        pass
+    # Upgraded in place (same command and arguments, so the same key): version 2.0 has one more tool.
+    listing.write_text(json.dumps({"version": "2.0", "tools": ["echo", "more"]}), encoding="utf-8")
+    registry, err = Registry(mode="code"), io.StringIO()
+    async with load_and(registry, config, err) as provider:
+        assert provider.from_cache == {"m"}
+        await CodeMode(registry).run("await tools.m__echo(text='x')")
+        with anyio.fail_after(20):
+            while "m__more" not in provider.upstream:
+                await anyio.sleep(0.05)
+    assert "(1 added; version 2.0, the list was cached from 1.0)" in err.getvalue()
+
+
 async def test_a_server_that_agrees_says_nothing(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"m": marker_entry(tmp_path, "m")})
     async with load_and(Registry(mode="code"), config):

@@ -1,0 +1,159 @@
+"""The prelude'd functions give what CPython gives on ordinary inputs: each program runs once as
+a snippet (both backends) and once as a plain CPython coroutine, and the results must be equal,
+error messages included."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from typing import Any
+
+import pytest
+from sandbox_helpers import run
+
+PROGRAMS = {
+    "operator-getters": """
+import operator
+class P:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+        self.me = self
+rows = [P(3, 'c'), P(1, 'a'), P(2, 'b')]
+out = [[p.y for p in sorted(rows, key=operator.attrgetter('x'))],
+       operator.attrgetter('x', 'me.y')(rows[0]),
+       operator.methodcaller('split', ',', maxsplit=1)('a,b,c'),
+       repr(operator.attrgetter('a', 'b.c')), repr(operator.methodcaller('f', 1, k='v')),
+       list(map(operator.itemgetter(1), [(1, 2), (3, 4)]))]
+for bad in (lambda: operator.attrgetter(1), lambda: operator.methodcaller(2), lambda: operator.attrgetter('nope')(rows[0])):
+    try:
+        bad()
+    except (TypeError, AttributeError) as e:
+        out.append([type(e).__name__, str(e)])
+return out
+""",
+    "functools-wrappers": """
+import functools
+def deco(f):
+    @functools.wraps(f)
+    def inner(*a, **k):
+        return f(*a, **k)
+    return inner
+@deco
+def add(a: int, b: int = 2) -> int:
+    return a + b
+add.extra = 1
+@deco
+def again(x):
+    return x
+calls = []
+@functools.lru_cache(maxsize=2)
+def sq(x):
+    calls.append(x)
+    return x * x
+@functools.lru_cache
+def plain(x):
+    return -x
+@functools.lru_cache(typed=True)
+def typed(x):
+    return type(x).__name__
+@functools.cache
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+out = [add.__name__, sorted(add.__annotations__), add(1), add.__wrapped__(1, 1), again.__name__,
+       [sq(2), sq(2), sq(3), sq(4), sq(2)], calls, list(sq.cache_info()), sq.cache_parameters(),
+       plain(3), plain.__name__, [typed(1), typed(1.0)], fib(40), fib.cache_info().hits]
+sq.cache_clear()
+out.append(list(sq.cache_info()))
+out.append(functools.WRAPPER_ASSIGNMENTS)
+for bad in (lambda: functools.lru_cache('x'), lambda: functools.lru_cache(maxsize=1)(3)):
+    try:
+        bad()
+    except TypeError as e:
+        out.append(str(e))
+return out
+""",
+    "dataclass-helpers": """
+import dataclasses
+from typing import ClassVar
+@dataclasses.dataclass(frozen=True)
+class Pt:
+    x: int
+    y: int = 0
+    k: ClassVar[int] = 3
+@dataclasses.dataclass
+class Box:
+    p: Pt
+    rows: list
+    tags: tuple = ()
+    hidden: int = dataclasses.field(default=7, init=False)
+b = Box(Pt(1, 2), [Pt(3), {'k': [Pt(4)]}], ('a', Pt(5)))
+out = [dataclasses.asdict(b), dataclasses.astuple(b), [f.name for f in dataclasses.fields(b)],
+       dataclasses.replace(Pt(1), y=9) == Pt(1, 9), dataclasses.replace(b, rows=[]).hidden,
+       dataclasses.asdict(Pt(1), dict_factory=lambda kv: [list(p) for p in kv])]
+for bad in (lambda: dataclasses.replace(b, hidden=1), lambda: dataclasses.replace(1),
+            lambda: dataclasses.asdict(Box), lambda: dataclasses.fields(1), lambda: dataclasses.replace(Pt(1), z=1)):
+    try:
+        bad()
+    except (TypeError, ValueError) as e:
+        out.append([type(e).__name__, str(e)])
+return out
+""",
+    "urlencode": """
+from urllib.parse import urlencode, quote
+return [urlencode({'q': 'a b&c', 'n': 1, b'x': b'y z'}), urlencode([('a', [1, 2]), ('b', 'c')], doseq=True),
+        urlencode({'a': [1, 2]}), urlencode({'a': 'b c/d'}, safe='/', quote_via=quote), urlencode([]),
+        urlencode({'é': 'ü'}, encoding='latin-1')]
+""",
+    "contextlib-common": """
+import contextlib
+log = []
+@contextlib.contextmanager
+def step(name):
+    log.append('+' + name)
+    try:
+        yield name
+    finally:
+        log.append('-' + name)
+with contextlib.ExitStack() as stack:
+    names = [stack.enter_context(step(n)) for n in 'ab']
+    with contextlib.suppress(ZeroDivisionError):
+        1 / 0
+with contextlib.nullcontext('n') as n:
+    log.append(n)
+try:
+    with step('c'):
+        raise KeyError('k')
+except KeyError as e:
+    log.append(repr(e))
+return [log, names]
+""",
+}
+
+
+def _cpython(code: str) -> Any:
+    src = "async def __w__():\n" + textwrap.indent(code.strip("\n"), "    ")
+    namespace: dict[str, Any] = {}
+    exec(compile(src, "<cpython>", "exec", dont_inherit=True), namespace)
+    return asyncio.run(namespace["__w__"]())
+
+
+def _json(value: Any) -> Any:
+    """What the value looks like after the run's JSON boundary (tuples become lists), with the
+    wrapper's name out of qualnames (the sandbox shows a snippet's classes as a script would)."""
+    if isinstance(value, str):
+        return value.replace("__w__.<locals>.", "")
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json(v) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_prelude_modules_match_cpython(name: str, backend: str) -> None:
+    code = PROGRAMS[name]
+    expected = _json(_cpython(code))
+    result = run(code, backend)
+    assert result.error is None, result.error
+    assert result.value == expected
