@@ -128,10 +128,11 @@ class Budget:
 
 
 class _LogStream:
-    """What `sys.stdout`/`sys.stderr` are while snippet code runs: stdlib code a snippet calls
-    that writes to the process's streams (`calendar.TextCalendar.prmonth`, found by the boundary
-    fuzz) writes to the run's log instead, never to the host's stdout (an MCP stdio server's
-    protocol stream, in-process) or the worker's."""
+    """What `sys.stdout` is while snippet code runs: stdlib code a snippet calls that prints
+    (`calendar.TextCalendar.prmonth`, found by the boundary fuzz) writes to the run's log
+    instead, never to the host's stdout (an MCP stdio server's protocol stream, in-process) or
+    the worker's. `sys.stderr` stays: what goes there is the interpreter's own (a warning names
+    a host file and line, which must not reach the log)."""
 
     __slots__ = ("_output",)
 
@@ -154,7 +155,7 @@ class _RunContext:
     """`Execution.run_context()`: a plain context manager (a generator-based one would set
     attributes on the `RunStopped` passing through, which refuses them)."""
 
-    __slots__ = ("execution", "saved", "was", "token", "streams")
+    __slots__ = ("execution", "saved", "was", "token", "stdout")
 
     def __init__(self, execution: Execution) -> None:
         self.execution = execution
@@ -166,11 +167,11 @@ class _RunContext:
         self.was = flags.get("in_run", False)
         flags["in_run"] = True
         self.token = self.execution.verdict.install()
-        self.streams = (sys.stdout, sys.stderr)
-        sys.stdout = sys.stderr = self.execution.log_stream  # type: ignore[assignment]
+        self.stdout = sys.stdout
+        sys.stdout = self.execution.log_stream  # type: ignore[assignment]
 
     def __exit__(self, *exc: object) -> bool:
-        sys.stdout, sys.stderr = self.streams
+        sys.stdout = self.stdout
         self.execution.verdict.uninstall(self.token)
         self.execution.shim_state["in_run"] = self.was
         # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
