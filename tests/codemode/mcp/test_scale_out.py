@@ -165,6 +165,14 @@ class Calls:
     wrong: list[str] = field(default_factory=list)
     served_by: dict[str, list[float]] = field(default_factory=dict)
     finished: set[int] = field(default_factory=set)
+    #: Per client, the call it is waiting for: when it was sent, and the replica its session is on.
+    in_flight: dict[int, tuple[float, str | None]] = field(default_factory=dict)
+
+    def run_in_flight_on(self, replica: str, since: float) -> bool:
+        """A session client's call has been running on ``replica`` for ``since`` seconds: the
+        replica admitted it and it is napping, so a drain must let it answer."""
+        now = time.monotonic()
+        return any(r == replica and now - t >= since for t, r in list(self.in_flight.values()))
 
 
 def _leaf(exc: BaseException) -> str:
@@ -194,8 +202,12 @@ async def _client(i: int, url: str, sessions: bool, calls: Calls, clock: dict[st
                                 f"await tools.nap(seconds={NAP})\nreturn [n, await tools.whoami()]")
                     else:
                         code = f"await tools.nap(seconds={NAP})\nreturn ['{i}-{made}', await tools.whoami()]"
-                    with anyio.fail_after(CALL_LIMIT):
-                        result = await client.call_tool("run_code", {"code": code, "description": "Load"})
+                    calls.in_flight[i] = (time.monotonic(), replica)
+                    try:
+                        with anyio.fail_after(CALL_LIMIT):
+                            result = await client.call_tool("run_code", {"code": code, "description": "Load"})
+                    finally:
+                        del calls.in_flight[i]
                     text = "\n".join(b.text for b in result.content if b.type == "text")
                     if result.is_error:
                         calls.errors.append((i, time.monotonic(), text[:200], replica))
@@ -261,6 +273,12 @@ async def _operate(mode: str, tmp: Path) -> None:
                 before = len(calls.served_by.get(drained.name, []))
                 while len(calls.served_by.get(drained.name, [])) < before + 3:
                     await anyio.sleep(0.02)
+                if sessions:
+                    # Sticky clients: wait for a run known to be in flight there (sent 0.1 s ago,
+                    # so admitted, and napping for NAP), so "its answers kept coming after SIGTERM"
+                    # does not depend on whether a request happened to be in flight.
+                    while not calls.run_in_flight_on(drained.name, since=0.1):
+                        await anyio.sleep(0.01)
                 clock["term"] = time.monotonic()
                 drained.proc.send_signal(signal.SIGTERM)
                 while drained.proc.poll() is None:
