@@ -132,7 +132,7 @@ async def test_copy_refused(sb, name, backend):
     code, kind, fragment = COPY_REFUSED[name]
     # Building 300,000 levels takes seconds on a busy machine: limits that hold when it is
     # several times slower, so the refusal (not the wall clock) ends the run.
-    result = await sb.run(code, backend=backend, wall_time=60.0, cpu_time=60.0)
+    result = await sb.run_heavy(code, backend=backend)
     sb.assert_error(result, kind, fragment)
     assert sb.spy.calls == []
 
