@@ -48,6 +48,8 @@ def test_god_mode_writes_reach_no_later_run(god_mode: dict[str, Any]) -> None:
     assert god_mode["added_count"] == 0, god_mode["added"][:50]
     # The next run behaves as the one before the god-mode run did.
     assert god_mode["after"] == god_mode["warm"], god_mode
+    # The put-back after it started from the cheap check, which saw the writes.
+    assert god_mode["probe_reused"], god_mode
 
 
 def _first_run() -> None:
@@ -148,6 +150,116 @@ def test_restore_puts_back_what_cannot_be_frozen() -> None:
     assert trans == saved
     assert ran == []
     assert shim.restore_shared() == 0
+
+
+def _records_of(groups: tuple[str, ...], kind: type, *, keyword_defaults: bool = False) -> list[Any]:
+    found = []
+    for group in groups:
+        for record in crossing.SHARED.groups[group]:
+            if type(record.obj) is kind and (not keyword_defaults or record.items[1]):
+                found.append(record.obj)
+    return found
+
+
+def _a_fresh_union() -> shims.ShimSet:
+    """A ShimSet whose put-back has run once (so its probe exists and is the reference)."""
+    _first_run()
+    shim = shims.ShimSet(guards.RunGuards(), {})
+    for name in ("textwrap", "re", "collections"):
+        shim.get(name)
+    shim.restore_shared()
+    assert shim.restore_shared() == 0
+    return shim
+
+
+GROUPS = ("core", "textwrap", "re", "collections")
+
+
+def _function_defaults(fn: Any, planted: Any) -> None:
+    fn.__defaults__ = (planted,) * len(fn.__defaults__ or (1,))
+
+
+def _function_keyword_default(fn: Any, planted: Any) -> None:
+    fn.__kwdefaults__[next(iter(fn.__kwdefaults__))] = planted  # in place: the dict stays
+
+
+def _function_attribute(fn: Any, planted: Any) -> None:
+    fn.planted = planted  # into the existing, empty `__dict__`
+
+
+def _function_code(fn: Any, planted: Any) -> None:
+    fn.__code__ = fn.__code__.replace(co_consts=(*fn.__code__.co_consts, planted))  # a new code object
+
+
+def _wrapper_reinitialised(wrapper: Any, planted: Any) -> None:
+    type(wrapper).__init__(wrapper, lambda *a: planted)  # `__init__` again: a new callable, names copied
+
+
+def _wrapper_attribute(wrapper: Any, planted: Any) -> None:
+    object.__setattr__(wrapper, "planted", planted)
+
+
+def _dict_value(mapping: Any, planted: Any) -> None:
+    mapping[next(iter(mapping))] = planted
+
+
+def _dict_key(mapping: Any, planted: Any) -> None:
+    mapping["planted"] = planted
+
+
+def _list_item(items: Any, planted: Any) -> None:
+    items.append(planted)
+
+
+WRITES = [
+    (types.FunctionType, False, _function_defaults), (types.FunctionType, True, _function_keyword_default),
+    (types.FunctionType, False, _function_attribute), (types.FunctionType, False, _function_code),
+    (staticmethod, False, _wrapper_reinitialised), (classmethod, False, _wrapper_reinitialised),
+    (staticmethod, False, _wrapper_attribute), (dict, False, _dict_value), (dict, False, _dict_key),
+    (list, False, _list_item),
+]
+
+
+@pytest.mark.parametrize(("kind", "keyword_defaults", "write"), WRITES, ids=[w.__name__.strip("_") for *_, w in WRITES])
+def test_the_cheap_check_sees_every_kind_of_write(kind: type, keyword_defaults: bool, write: Any) -> None:
+    """The put-back first asks a probe, which reads the recorded objects' memory (pointers, dict
+    version tags) in one pass, whether anything changed: a write of each kind, to the first and
+    the last recorded object of that kind, is seen and put back, and nothing planted runs."""
+    shim = _a_fresh_union()
+    candidates = [o for o in _records_of(GROUPS, kind, keyword_defaults=keyword_defaults)
+                  if kind is not dict or o]  # a key of its own to replace
+    assert candidates, kind
+    ran: list[str] = []
+
+    class Planted:
+        def __eq__(self, other: Any) -> bool:
+            ran.append("eq")
+            return True
+
+        def __hash__(self) -> int:
+            ran.append("hash")
+            return 0
+
+    for target in (candidates[0], candidates[-1]):
+        before = _state_of(target)
+        write(target, Planted())
+        assert _state_of(target) != before  # the write landed (compared by identity)
+        assert shim.restore_shared() >= 1
+        assert _state_of(target) == before
+        assert shim.restore_shared() == 0  # the probe's new reference is the pristine state
+    assert ran == []
+
+
+def _state_of(obj: Any) -> list[int]:
+    """Identities of everything a write could change in `obj`."""
+    if type(obj) is types.FunctionType:
+        return [id(getattr(obj, n)) for n in crossing._FUNCTION_STATE] + [
+            id(v) for d in (obj.__dict__, obj.__kwdefaults__ or {}) for kv in d.items() for v in kv]
+    if type(obj) in (staticmethod, classmethod):
+        return [id(obj.__func__), id(obj.__dict__)] + [id(v) for kv in obj.__dict__.items() for v in kv]
+    if type(obj) is dict:
+        return [id(v) for kv in obj.items() for v in kv]
+    return [id(v) for v in obj]
 
 
 def test_freezing_fails_closed_when_the_layout_is_not_cpythons(monkeypatch: pytest.MonkeyPatch) -> None:
