@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import platform
 import signal
@@ -171,8 +172,18 @@ class JailStatus:
 # -- namespaces (template) ---------------------------------------------------------------------
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
+    """The C library, opened once per process: the template resolves the functions its children
+    call (`warm_libc`), so a child's confinement does no `dlsym` and builds no ctypes objects."""
     return ctypes.CDLL(None, use_errno=True)
+
+
+def warm_libc() -> None:
+    """Resolve, in the template, every libc function a child calls to confine itself."""
+    libc = _libc()
+    for name in ("prctl", "capset"):
+        getattr(libc, name)
 
 
 def _unshare(libc: ctypes.CDLL, flags: int) -> str | None:

@@ -6,16 +6,24 @@ infinity (`1e999`) and non-object frames, and turns any malformation into `Proto
 non-finite float reaches a binding's arguments or a run's result. A `\\udXXX` escape in JSON text decodes to a lone surrogate,
 which no UTF-8 text can hold: `parse_frame` escapes every such string again
 (`sandbox.jsonvalue.escape_surrogates`), so no frame ever hands one to its reader.
+
+A run request also carries the host's own compile of the snippet (`pack_code`: marshal bytes in
+base64), so a worker never parses or transforms source: the policy's verdict is the host's, and
+a fresh worker skips the compile machinery entirely. Code only ever travels host to worker;
+nothing a worker sends is unmarshalled.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import marshal
 import re
 import select
 import socket
 import struct
 import time
+from types import CodeType
 from typing import Any
 
 from .jsonvalue import escape_surrogates
@@ -76,6 +84,19 @@ def encode(message: dict[str, Any] | str) -> bytes:
     )
     data = text.encode("utf-8")
     return HEADER.pack(len(data)) + data
+
+
+def pack_code(code: CodeType) -> str:
+    """A compiled snippet as JSON text, for a run request."""
+    return base64.b64encode(marshal.dumps(code)).decode("ascii")
+
+
+def unpack_code(text: str) -> CodeType:
+    """The worker's side of `pack_code` (the host is the only sender of run requests)."""
+    code = marshal.loads(base64.b64decode(text, validate=True))
+    if not isinstance(code, CodeType):
+        raise ValueError("the run request's code is not a code object")
+    return code
 
 
 def parse_frame(data: bytes) -> dict[str, Any]:

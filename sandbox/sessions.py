@@ -45,11 +45,13 @@ import anyio
 
 from .api import BackendName, Runtime, get_runtime
 from .control import RunController
+from .execution import syntax_result
 from .host import Bindings, escaped_inputs
 from .inprocess import InProcessRuntime
 from .jail import JailError
 from .limits import DEFAULT_LIMITS, MIB, Limits
-from .protocol import encode
+from .policy import PolicyError, compile_snippet
+from .protocol import encode, pack_code
 from .result import RunError, RunResult
 from .session import SessionState
 from .workers import (
@@ -441,19 +443,30 @@ class WorkerSession(Session):
     async def _run_in(self, code: str, bindings: Bindings, limits: Limits, namespace: str,
                       docs: Mapping[str, str] | None, controller: RunController | None) -> RunResult:
         code, bindings, docs = escaped_inputs(code, bindings, docs)
+        try:
+            compiled = pack_code(compile_snippet(code, limits, session=True))
+        except PolicyError as exc:
+            return replace(syntax_result(exc), jail=self._jail)  # type: ignore[arg-type]
         worker, stream = self._worker, self._stream
         assert worker is not None and stream is not None and worker.pid is not None
         host = _Session(stream, bindings, limits, controller, namespace=namespace, source_lines=code.count("\n") + 1,
                         source=code, in_session=True)
         fields, self._fields = self._fields, None
         self._paused = False
-        try:
-            os.killpg(worker.pid, signal.SIGCONT)
-        except (ProcessLookupError, PermissionError):
-            pass  # gone: the run finds out and reports it
         host.begin(worker.pid, worker.parent, fields)
-        extra = {"base": host.size_at_start} if host.size_at_start else None
-        result = await self.runtime._run(host, stream, code, bindings, limits, namespace, docs, controller, extra)
+        extra: dict[str, Any] = {"compiled": compiled}
+        if host.size_at_start:
+            extra["base"] = host.size_at_start
+
+        async def resume() -> None:
+            # After the request, not before: the worker wakes up once, to a request waiting.
+            try:
+                os.killpg(worker.pid, signal.SIGCONT)  # type: ignore[arg-type]
+            except (ProcessLookupError, PermissionError):
+                pass  # gone: the run finds out and reports it
+
+        result = await self.runtime._run(host, stream, code, bindings, limits, namespace, docs, controller,
+                                         extra, resume)
         # The CPU time at the `done` frame, then the stop: whatever the worker uses from here to
         # the stop counts against its idleness at the next run.
         assert self._stat is not None
