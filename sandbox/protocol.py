@@ -133,13 +133,14 @@ class BlockingChannel:
         del buf[: 4 + size]
         return parse_frame(data)
 
-    def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
-        """The next frame, or None if `timeout` passed first."""
+    def receive(self, timeout: float | None = None, *, spin: bool = True) -> dict[str, Any] | None:
+        """The next frame, or None if `timeout` passed first. `spin=False` for a wait that may
+        be long (a worker waiting for its run): polling first would only burn CPU."""
         while True:
             frame = self._frame_ready()
             if frame is not None:
                 return frame
-            chunk = self._spin_recv()
+            chunk = self._spin_recv() if spin else None
             if chunk is None:
                 if timeout is not None:
                     readable, _, _ = select.select([self.sock], [], [], timeout)

@@ -257,7 +257,7 @@ def _child_main(fd: int, ctrl_fd: int, jail: _Jail) -> None:
     _warm_up(_CHILD_WARM_UP_CODE, jail.warm_up)
     _confine(jail.directory, jail.switch_uid, jail.filter)
     try:
-        message = channel.receive()
+        message = channel.receive(spin=False)
     except (ChannelClosed, OSError):
         os._exit(0)
     if message is not None and message.get("op") == "session":
@@ -285,7 +285,7 @@ def _session_main(first: dict[str, Any], channel: BlockingChannel, baseline: int
     state = SessionState()
     while True:
         try:
-            message = channel.receive()
+            message = channel.receive(spin=False)
         except (ChannelClosed, OSError):
             os._exit(0)
         if message is None or message.get("op") != "run":
