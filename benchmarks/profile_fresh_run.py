@@ -1,6 +1,6 @@
 """Where a fresh worker run's time goes: host, template and worker, phase by phase.
 
-    python benchmarks/profile_fresh_run.py [--runs N] [--pause S]
+    python benchmarks/profile_fresh_run.py [--runs N] [--pause S] [--checkout DIR]
 
 Runs `return 1+1` (a fresh code string each time) N times on a private `WorkerRuntime` and
 prints the median of each phase. Worker-side phases are timestamped inside the worker (the
@@ -28,7 +28,9 @@ from typing import Any
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# `--checkout DIR` profiles another checkout's sandbox (a "before" worktree), with this script.
+_checkout = sys.argv[sys.argv.index("--checkout") + 1] if "--checkout" in sys.argv else None
+sys.path.insert(0, str(Path(_checkout or Path(__file__).resolve().parent.parent).resolve()))
 
 from sandbox import Limits  # noqa: E402
 from sandbox import workers as host_workers  # noqa: E402
@@ -171,9 +173,11 @@ async def profile(runs: int, pause: float) -> dict[str, list[float]]:
                 continue  # the pool's first workers were forked before the instrumenting marks
             us = 1e-3
             add("host: acquire, run request sent", (h["sent"] - t0) * us)
-            add("host: compile, code sent (beside the worker)", (h["code-sent"] - h["sent"]) * us)
+            if "code-sent" in h:  # a checkout whose host compiles (two frames)
+                add("host: compile, code sent (beside the worker)", (h["code-sent"] - h["sent"]) * us)
             add("worker: wake up, parse request", (w["received"][0] - h["sent"]) * us)
-            add("worker: build the run, take the code", (w["compiled"][0] - w["received"][0]) * us)
+            add("worker: build the run (and compile, or take the host's code)",
+                (w["compiled"][0] - w["received"][0]) * us)
             add("worker: run", (w["ran"][0] - w["compiled"][0]) * us)
             add("worker: encode result", (w["reported"][0] - w["ran"][0]) * us)
             add("host: wake up, read result", (h["done-frame"] - w["reported"][0]) * us)
@@ -197,6 +201,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--pause", type=float, default=0.005, help="seconds between runs (0: back to back)")
+    parser.add_argument("--checkout", default=None, help="profile this checkout's sandbox instead")
     args = parser.parse_args()
     phases = anyio.run(profile, args.runs, args.pause)
     width = max(map(len, phases))
