@@ -55,6 +55,8 @@ from .protocol import encode, pack_code
 from .result import RunError, RunResult
 from .session import SessionState
 from .workers import (
+    CRASHED_MESSAGE,
+    KILL_GRACE,
     SPAWN_TIMEOUT,
     WorkerRuntime,
     _cpu_of,
@@ -443,10 +445,6 @@ class WorkerSession(Session):
     async def _run_in(self, code: str, bindings: Bindings, limits: Limits, namespace: str,
                       docs: Mapping[str, str] | None, controller: RunController | None) -> RunResult:
         code, bindings, docs = escaped_inputs(code, bindings, docs)
-        try:
-            compiled = pack_code(compile_snippet(code, limits, session=True))
-        except PolicyError as exc:
-            return replace(syntax_result(exc), jail=self._jail)  # type: ignore[arg-type]
         worker, stream = self._worker, self._stream
         assert worker is not None and stream is not None and worker.pid is not None
         host = _Session(stream, bindings, limits, controller, namespace=namespace, source_lines=code.count("\n") + 1,
@@ -454,16 +452,31 @@ class WorkerSession(Session):
         fields, self._fields = self._fields, None
         self._paused = False
         host.begin(worker.pid, worker.parent, fields)
-        extra: dict[str, Any] = {"compiled": compiled}
+        extra: dict[str, Any] = {"compiled": True}  # the code follows (`resume`)
         if host.size_at_start:
             extra["base"] = host.size_at_start
 
-        async def resume() -> None:
-            # After the request, not before: the worker wakes up once, to a request waiting.
+        async def resume() -> RunResult | None:
+            # After the request, not before: the worker wakes up once, to a request waiting, and
+            # builds the run while the host compiles.
             try:
                 os.killpg(worker.pid, signal.SIGCONT)  # type: ignore[arg-type]
             except (ProcessLookupError, PermissionError):
                 pass  # gone: the run finds out and reports it
+            try:
+                compiled: str | None = pack_code(compile_snippet(code, limits, session=True))
+                refusal = None
+            except PolicyError as exc:
+                compiled, refusal = None, syntax_result(exc)
+            await stream.send(encode({"op": "code", "compiled": compiled}))
+            if refusal is None:
+                return None
+            # No code: the worker ends the run unchanged; its `done` is read and set aside.
+            with anyio.move_on_after(limits.wall_time + KILL_GRACE):
+                frame = await host._frame()
+                if frame is not None and frame.get("op") == "done":
+                    return refusal
+            return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
 
         result = await self.runtime._run(host, stream, code, bindings, limits, namespace, docs, controller,
                                          extra, resume)

@@ -402,12 +402,16 @@ def _apply_rlimits(limits: Limits, baseline: int) -> None:
 
 
 def _code_frame(channel: BlockingChannel) -> Callable[[], CodeType]:
-    """What `Execution` calls for the host's compile that follows the run request."""
+    """What `Execution` calls for the host's compile that follows the run request. No code
+    (`null`) means the host refused the snippet: the run ends as `syntax` before it touches
+    the session's state (the host reports its own text)."""
 
     def receive() -> CodeType:
         frame = channel.receive()
         if frame is None or frame.get("op") != "code":
             raise ChannelClosed("the host sent no code for the run")
+        if frame["compiled"] is None:
+            raise PolicyError([])
         return unpack_code(frame["compiled"])
 
     return receive
