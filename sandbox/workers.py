@@ -458,7 +458,8 @@ class WorkerRuntime:
             async with anyio.create_task_group() as tg:
                 cancel_on(controller, tg)
                 result = await session.serve(tg)
-                tg.cancel_scope.cancel()
+                if controller is not None or session.tasks:
+                    tg.cancel_scope.cancel()  # costs loop turns: only when a task is there to stop
         if result is not None:
             return result
         return RunResult(error=interruption(
@@ -487,6 +488,8 @@ class _Session:
         self.source_lines = source_lines
         self.calls = 0
         self.in_flight = 0
+        #: `_answer` tasks started in the serve's task group and not yet finished.
+        self.tasks = 0
         self.live_bytes = 0
         #: The cancel scope of each call in flight by id, for the worker's `cancel` frames.
         self.scopes: dict[int, CallScope] = {}
@@ -578,7 +581,8 @@ class _Session:
                     # overtake the earlier ones: calls start in the order the snippet made them.
                     self.in_flight += 1
                     scope = self.scopes[queued["id"]] = CallScope()
-                    tg.start_soon(self._answer, queued, scope)
+                    self.tasks += 1
+                    tg.start_soon(self._answered, queued, scope)
                 batch.clear()
             elif op == "cancel":
                 # The snippet abandoned a call (it cancelled the task awaiting it): cancel it
@@ -630,6 +634,12 @@ class _Session:
         if self.frame_size > self.limits.max_call_bytes + CALL_ENVELOPE + 6 * len(name.encode("utf-8")):
             return ("crashed", "the worker broke the protocol: call arguments exceed max_call_bytes")
         return None
+
+    async def _answered(self, frame: dict[str, Any], scope: CallScope) -> None:
+        try:
+            await self._answer(frame, scope)
+        finally:
+            self.tasks -= 1
 
     async def _answer(self, frame: dict[str, Any], scope: CallScope | None) -> None:
         args, kwargs = frame["a"]
