@@ -63,12 +63,12 @@ def _timed_child(fd, ctrl_fd, jail):
     _child(fd, ctrl_fd, jail)
 _w._child_main = _timed_child
 
-_warm_up = _w._warm_up
-def _timed_warm_up(*a):
+_warm = getattr(_w, "_warm_child", None) or _w._warm_up  # the child's warm-up
+def _timed_warm(*a):
     if _marks:
         _mark("warmed-start")
-    _warm_up(*a)
-_w._warm_up = _timed_warm_up
+    return _warm(*a)
+setattr(_w, _warm.__name__, _timed_warm)
 
 _confine = _w._confine
 def _timed_confine(*a):
