@@ -302,10 +302,13 @@ class WorkerRuntime:
             return self._spawn_locked()
 
     def _replenish(self) -> None:
-        """Top the pool up after a run, so the fork does not compete with the run for CPU."""
+        """Top the pool up (while a run's worker runs, or after it), and read the pid frames of
+        pooled workers that have arrived meanwhile, so the next run does not."""
         with self._lock:
             if self._closed:
                 return
+            for waiting in self._warm:
+                waiting.read_pid()
             try:
                 while len(self._warm) < self.pool_size:
                     self._warm.append(self._spawn_locked())
