@@ -58,7 +58,7 @@ from .protocol import (
     pack_code,
     parse_frame,
 )
-from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, RunError, RunResult
+from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, JailLevel, RunError, RunResult
 from .scheduler import MAX_TASKS, call_limit_message
 
 #: Extra wall time the host allows before killing a worker whose own timer did not end it
@@ -394,25 +394,27 @@ class WorkerRuntime:
         worker = self._acquire()
         stream = _HostChannel(worker.sock)
         replenished = False
+        jail: JailLevel | None = None
         try:
             session = _Session(stream, bindings, limits, controller, namespace=namespace,
                                source_lines=code.count("\n") + 1, source=code)
             session.buffer += worker.read
-            if worker.pid is None:
-                with anyio.move_on_after(SPAWN_TIMEOUT):
-                    worker.pid, worker.jail = _pid_frame(await session._frame())
-            if worker.pid is None or worker.jail is None:
-                return RunResult(error=RunError("crashed", "no worker process could be started"))
-            if not worker.jail.full and not self.allow_weak_jail:
-                raise JailError(worker.jail.refusal())
-            jail = "full" if worker.jail.full else "weak"
-            pid, parent = worker.pid, worker.parent
 
             async def after_request() -> RunResult | None:
-                # The worker wakes up and builds the run meanwhile: the host's compile, its
-                # first /proc read and the pool's top-up all happen in the shadow of that.
-                nonlocal replenished
-                session.begin(pid, parent)
+                # The run request went first, so the worker wakes up and builds the run while
+                # the host reads its pid, checks its jail, compiles, reads /proc and tops up
+                # the pool. No code is sent before the jail is checked: until then the worker
+                # can run nothing.
+                nonlocal replenished, jail
+                if worker.pid is None:
+                    with anyio.move_on_after(SPAWN_TIMEOUT):
+                        worker.pid, worker.jail = _pid_frame(await session._frame())
+                if worker.pid is None or worker.jail is None:
+                    return RunResult(error=RunError("crashed", "no worker process could be started"))
+                if not worker.jail.full and not self.allow_weak_jail:
+                    raise JailError(worker.jail.refusal())
+                jail = "full" if worker.jail.full else "weak"
+                session.begin(worker.pid, worker.parent)
                 try:
                     compiled = pack_code(compile_snippet(code, limits))
                 except PolicyError as exc:
@@ -422,8 +424,9 @@ class WorkerRuntime:
                 self._replenish()
                 return None
 
-            return replace(await self._run(session, stream, code, bindings, limits, namespace, docs,
-                                           controller, {"compiled": True}, after_request), jail=jail)
+            result = await self._run(session, stream, code, bindings, limits, namespace, docs,
+                                     controller, {"compiled": True}, after_request)
+            return result if jail is None else replace(result, jail=jail)
         finally:
             worker.kill()
             stream.close()
