@@ -1,8 +1,9 @@
 """The worker backend, host side: a template process, a pool of warm workers, one run each.
 
 `WorkerRuntime` starts the template lazily (see `sandbox.worker`), keeps `pool_size` forked
-workers waiting, and for each run takes one, sends it the snippet, serves its host calls, and
-kills its process group when the run ends, whatever the reason. The host never blocks on a
+workers waiting, and for each run takes one, sends it the run request, then (while the worker
+wakes up and builds the run) compiles the snippet under the policy and sends the code object,
+serves its host calls, and kills its process group when the run ends, whatever the reason. The host never blocks on a
 worker: a spawn request is one `sendmsg` to the template, and everything else is awaited.
 
 Nothing here is bound to an event loop between runs, so one runtime can serve runs from
