@@ -3,8 +3,9 @@
 `WorkerRuntime` starts the template lazily (see `sandbox.worker`), keeps `pool_size` forked
 workers waiting, and for each run takes one, sends it the run request, then (while the worker
 wakes up and builds the run) compiles the snippet under the policy and sends the code object,
-serves its host calls, and kills its process group when the run ends, whatever the reason. The host never blocks on a
-worker: a spawn request is one `sendmsg` to the template, and everything else is awaited.
+serves its host calls, and kills its process group when the run ends, whatever the reason. The
+host never blocks on a worker: a spawn request is one `sendmsg` to the template, and everything
+else is awaited.
 
 Nothing here is bound to an event loop between runs, so one runtime can serve runs from
 successive `anyio.run` calls. Cancelling the task that awaits `run()` kills the worker. A worker
@@ -324,8 +325,11 @@ class WorkerRuntime:
             if worker.jail is None:
                 # Only the template's pid frame comes before a run request: nothing is left
                 # buffered for the run's own reader.
+                channel = BlockingChannel(worker.sock)
+                channel.buffer += worker.read  # what `read_pid` took of the frame already
+                worker.read.clear()
                 try:
-                    frame = BlockingChannel(worker.sock).receive(timeout)
+                    frame = channel.receive(timeout)
                 except (OSError, ProtocolError, ChannelClosed) as exc:
                     raise TimeoutError("the worker template did not report its jail") from exc
                 worker.pid, worker.jail = _pid_frame(frame)
