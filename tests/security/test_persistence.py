@@ -19,10 +19,12 @@ import types
 from pathlib import Path
 from typing import Any
 
+import god_mode_worker
 import pytest
 
 import sandbox
 from sandbox import crossing, guards, shims
+from sandbox import execution as execution_module
 from sandbox.execution import Execution
 
 DRIVER = Path(__file__).with_name("persistence_driver.py")
@@ -286,3 +288,47 @@ async def test_a_snippet_sees_frozen_shared_classes(backend: str) -> None:
     assert result.ok, result
     assert result.value[0] == 1 and result.value[2] == 70
     assert "cannot modify class 'TextWrapper'" in result.value[1]
+
+
+GOD_WRITE = (
+    "import textwrap\n"
+    "never = lambda line: False\n"
+    "real_setattr(textwrap.indent, '__defaults__', (never,))\n"
+    "real_setattr(textwrap.dedent, 'planted', 'planted')\n"
+    "kept = 'kept'\n"
+    "return [textwrap.indent('a\\n', '> '), getattr(textwrap.dedent, 'planted', None)]"
+)
+GOD_LOOK = "import textwrap\nreturn [textwrap.indent('a\\n', '> '), getattr(textwrap.dedent, 'planted', None), kept]"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
+        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session keeps its own globals across runs, never what a run wrote into the state every
+    run of the process shares: the session worker puts it back before each `done`, as the
+    in-process backend does after each run. God mode (the real `setattr`) stands for a break of
+    the Python layers; the snippet's own write rules would refuse both writes first."""
+    limits = sandbox.Limits(wall_time=20, cpu_time=20)
+    runtime: Any = backend
+    if backend == "worker":
+        here = Path(__file__).resolve().parent
+        runtime = sandbox.WorkerRuntime(pool_size=1, _template_prelude=(
+            f"import sys; sys.path.insert(0, {str(here)!r}); import god_mode_worker; god_mode_worker.install()"))
+    else:
+        monkeypatch.setattr(execution_module, "build_builtins", god_mode_worker.wrap(execution_module.build_builtins))
+    session = sandbox.open_session(runtime)
+    try:
+        wrote = await session.run(GOD_WRITE, limits=limits)
+        assert wrote.ok, wrote
+        assert wrote.value == ["a\n", "planted"]  # the writes landed, in the writing run
+        pid = getattr(session, "pid", None)
+        looked = await session.run(GOD_LOOK, limits=limits)
+        assert looked.ok, looked
+        assert looked.value == ["> a\n", None, "kept"]  # pristine, in the same session (its globals kept)
+        assert getattr(session, "pid", None) == pid and looked.reset is None  # the same worker, not a reset
+    finally:
+        session.close()
+        if backend == "worker":
+            runtime.close()
+
