@@ -220,6 +220,34 @@ class RunKernels:
         object.__setattr__(target, "__isabstractmethod__", True)
         return fn
 
+    def copy_hook(self, x: Any, deep: bool) -> Any:
+        """The snippet's own `__copy__` (read off the class, as `copy.copy` does) or
+        `__deepcopy__` (off the object, so an instance dictionary or a `__getattr__` may answer),
+        as its guarded read gives it; None when it is switched off (`None`), when nothing
+        defines it, or when a host base defines it (that hook knows the host's state, not the
+        snippet's: the prelude copies by the base's layout instead). Found without raising, so
+        a copy of many objects does not pay for an `AttributeError` each."""
+        name = "__deepcopy__" if deep else "__copy__"
+        cls = type(x)
+        guards = self._guards
+        if deep:
+            try:
+                own = object.__getattribute__(x, "__dict__")
+            except AttributeError:
+                own = None
+            if type(own) is dict and name in own:
+                return guards.getattr(x, name)
+        mro = type.__getattribute__(cls, "__mro__")
+        for klass in mro:
+            if name in type.__getattribute__(klass, "__dict__"):
+                return guards.getattr(x if deep else cls, name) if guards.owns_class(klass) else None
+        if deep and any("__getattr__" in type.__getattribute__(k, "__dict__") for k in mro):
+            try:
+                return guards.getattr(x, name)
+            except AttributeError:
+                return None
+        return None
+
     def datetime_args(self, x: Any) -> tuple[Any, ...]:
         """What an instance of the snippet's subclass of a `datetime` class is made from: its
         base's own pickle arguments (the packed `bytes`, and a `tzinfo`), read by the base."""
@@ -358,25 +386,22 @@ _ITERATOR_MAKERS = frozenset(_COMPOSITE_ITERATORS | {iter})
 
 
 def _fresh(value: Any) -> Any:
-    """A reduce value with its lists and tuples copied (a `cycle`'s saved items are its own list)."""
+    """A part of a reduce value that the prelude gets, with its own lists copied (a `cycle`'s
+    saved items are the iterator's own list, not the snippet's)."""
     if type(value) is list:
-        return [_fresh(v) for v in list.__iter__(value)]
+        return list(list.__iter__(value))
     if type(value) is tuple:
-        return tuple([_fresh(v) for v in tuple.__iter__(value)])
+        return tuple([list(list.__iter__(v)) if type(v) is list else v for v in tuple.__iter__(value)])
     return value
 
 
 def _reduced_iterator(it: Any) -> tuple[Any, tuple[Any, ...], Any]:
-    """The `(maker, args, state)` an exact builtin iterator reduces to, with its lists copied and
-    every part judged (nothing the snippet may not hold comes back)."""
+    """The `(maker, args, state)` an exact builtin iterator reduces to."""
     reduced = type(it).__reduce__(it)
     maker, args = reduced[0], reduced[1]
     state = reduced[2] if len(reduced) > 2 else None
     if maker not in _ITERATOR_MAKERS or type(args) is not tuple:
         raise TypeError(f"cannot copy a '{_type_name(type(it))}' object in the sandbox")
-    args, state = _fresh(args), _fresh(state)
-    for part in (*args, state):
-        judge(part)
     return maker, args, state
 
 
@@ -409,6 +434,11 @@ def copy_iterator(it: Any, deep: bool) -> Any:
     if kind in _COMPOSITE_ITERATORS:
         maker, args, state = _reduced_iterator(it)
         if deep:
+            # The prelude copies these parts: its own lists copied, and each part judged, so
+            # nothing comes back that the snippet may not hold.
+            args, state = tuple([_fresh(a) for a in args]), _fresh(state)
+            for part in (*args, state):
+                judge(part)
             return ("reduce", kind, maker, args, state)
         return ("copy", _rebuilt_iterator(kind, maker, args, state))
     return None

@@ -4,16 +4,24 @@
 # The walk is done here, so every attribute read and write on the snippet's objects is its own
 # guarded one: exact builtin containers are rebuilt item by item; the snippet's own classes
 # copy through their own `__copy__`/`__deepcopy__` when they define one (a `__deepcopy__` gets
-# this walk's memo, a plain dict of the snippet's own objects and their copies), else as a new
-# instance without `__init__` (`blank`) that receives the instance dictionary and slots. No reduce
-# protocol runs on a snippet object. Host classes' values follow a rule per type in the kernels
-# (`copy_host`: immutable values, `Random`'s state, the sandbox's own hooks) or here (partials,
-# exceptions, named tuples, iterators through `copy_iterator`); anything else is refused.
+# this walk's memo, a plain dict of the snippet's own objects and their copies, keyed on the
+# run's `id()`), else as a new instance without `__init__` (`blank`) that receives the instance
+# dictionary and slots. No reduce protocol runs on a snippet object. Host classes' values follow
+# a rule per type in the kernels (`copy_host`: immutable values, `Random`'s state, the sandbox's
+# own hooks, plain-data instances of pure-Python classes) or here (partials, exceptions, named
+# tuples, iterators through `copy_iterator`); anything else is refused.
+#
+# `type(x) is type` holds exactly for classes (the run's `type` never hands out a metaclass):
+# classes, like the atomic types, are their own copy.
 
 nil = object()
 
-# Field names of the snippet's classes' slots, per class, for this run.
+TOO_DEEP = "deepcopy(): the object is nested too deeply to copy in the sandbox"
+
+# Per class of the snippet's, for this run: its slots' attribute names, and its copy layout
+# (a class's bases never change, so neither does its layout).
 slot_cache = {}
+layout_cache = {}
 
 
 def copy(x):
@@ -22,7 +30,7 @@ def copy(x):
     See the module's __doc__ string for more info.
     """
     cls = type(x)
-    if cls in ATOMIC or isinstance(x, type):
+    if cls in ATOMIC or cls is type:
         return x
     if cls is list:
         return x[:]
@@ -48,28 +56,28 @@ def deepcopy(x, memo=None, _nil=[]):
     See the module's __doc__ string for more info.
     """
     cls = type(x)
-    if cls in ATOMIC or isinstance(x, type):
+    if cls in ATOMIC or cls is type:
         return x
-    if memo is None:
-        memo = {}
-        try:
-            return deep(x, cls, memo)
-        except RecursionError:
-            raise ValueError("deepcopy(): the object is nested too deeply to copy in the sandbox") from None
-    return deep(x, cls, memo)
+    return deep(x, cls, {} if memo is None else memo)
 
 
 def deep(x, cls, memo):
-    d = id(x)
+    # `deepcopy` of a value of class `cls` that is neither atomic nor a class.
+    d = ident(x)
     y = memo.get(d, nil)
     if y is not nil:
         return y
-    y = deep_dispatch(x, cls, memo, d)
+    try:
+        y = deep_dispatch(x, cls, memo, d)
+    except RecursionError:
+        # Where the stack ran out (the walk recurses twice per level of nesting, as CPython's
+        # does); the error then passes every outer level as it is.
+        raise ValueError(TOO_DEEP) from None
     if y is not x:
         memo[d] = y
-        keep = memo.get(id(memo), nil)
+        keep = memo.get(ident(memo), nil)
         if keep is nil:
-            memo[id(memo)] = [x]
+            memo[ident(memo)] = [x]
         else:
             keep.append(x)
     return y
@@ -80,13 +88,15 @@ def deep_dispatch(x, cls, memo, d):
         y = []
         memo[d] = y
         for item in x:
-            y.append(item if type(item) in ATOMIC else deepcopy(item, memo))
+            kind = type(item)
+            y.append(item if kind in ATOMIC or kind is type else deep(item, kind, memo))
         return y
     if cls is dict:
         y = {}
         memo[d] = y
         for key, value in x.items():
-            y[deepcopy(key, memo)] = value if type(value) in ATOMIC else deepcopy(value, memo)
+            kind = type(value)
+            y[deepcopy(key, memo)] = value if kind in ATOMIC or kind is type else deep(value, kind, memo)
         return y
     if cls is tuple:
         return deep_tuple(x, memo, d)
@@ -120,38 +130,33 @@ def deep_dispatch(x, cls, memo, d):
 
 
 def deep_tuple(x, memo, d):
-    items = [deepcopy(item, memo) for item in x]
+    items = []
+    changed = False
+    for item in x:
+        kind = type(item)
+        if kind in ATOMIC or kind is type:
+            items.append(item)
+        else:
+            copied = deep(item, kind, memo)
+            changed = changed or copied is not item
+            items.append(copied)
     # A tuple in a cycle was copied while its items were.
     found = memo.get(d, nil)
     if found is not nil:
         return found
-    for copied, item in zip(items, x):
-        if copied is not item:
-            return tuple(items)
-    return x
-
-
-def hook_of(obj, name):
-    # The snippet's own copy hook, read as the snippet reads it (a host base's is not handed out).
-    try:
-        return getattr(obj, name)
-    except AttributeError:
-        return None
+    return tuple(items) if changed else x
 
 
 def own_copy(x, cls, memo, d):
     # An instance of the snippet's own class; `memo` is None for a shallow copy.
     if isinstance(x, Enum):
         return x
-    if memo is None:
-        hook = hook_of(cls, "__copy__")
-        if hook is not None:
-            return hook(x)
-    else:
-        hook = hook_of(x, "__deepcopy__")
-        if hook is not None:
-            return hook(memo)
-    layout, base = copy_layout(cls)
+    hook = copy_hook(x, memo is not None)
+    if hook is not None:
+        return hook(x) if memo is None else hook(memo)
+    layout = layout_cache.get(cls)
+    if layout is None:
+        layout = layout_cache[cls] = copy_layout(cls)[0]
     if layout == "object" or layout == "slots":
         y = blank(cls)
         if layout == "slots":
@@ -226,8 +231,12 @@ def copy_state(x, y, cls, memo):
         state = None
     if state:
         target = vars(y)
-        for key, value in list(state.items()):
-            target[key] = maybe_deep(value, memo)
+        if memo is None:
+            target.update(state)
+        else:
+            for key, value in list(state.items()):
+                kind = type(value)
+                target[key] = value if kind in ATOMIC or kind is type else deep(value, kind, memo)
     # Slots are written past the class's own `__setattr__` (a frozen dataclass's refuses), as
     # the instance dictionary is: the copy gets the state, it does not assign it.
     for name in slot_names(cls):
