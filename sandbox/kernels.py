@@ -39,6 +39,7 @@ from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
+from . import guards as guards_module
 from .crossing import judge
 from .guards import RunGuards, is_snippet_function
 from .policy import RUNTIME_CHECKED_ATTRIBUTES
@@ -248,6 +249,21 @@ class RunKernels:
                 return None
         return None
 
+    def rebind_method(self, method: Any, copy_object: Callable[[Any], Any]) -> Any:
+        """A deep copy of a bound method: bound to `copy_object(obj)` when its object `obj` is
+        the snippet's own (and the copy is of the same class, so the function gets the kind of
+        object it was bound to), else the method itself. The object is handed only to the
+        prelude's copy, never out."""
+        if type(method) is not types.MethodType:
+            raise TypeError("rebind_method() needs a bound method")
+        obj = method.__self__
+        if isinstance(obj, type) or not self._guards.owns(obj) or is_snippet_function(obj):
+            return method
+        made = copy_object(obj)
+        if type(made) is not type(obj):
+            return method
+        return types.MethodType(method.__func__, made)
+
     def datetime_args(self, x: Any) -> tuple[Any, ...]:
         """What an instance of the snippet's subclass of a `datetime` class is made from: its
         base's own pickle arguments (the packed `bytes`, and a `tzinfo`), read by the base."""
@@ -270,7 +286,7 @@ class RunKernels:
             layout = _COPY_LAYOUTS.get(klass)
             if layout is not None:
                 return layout, klass
-            if not (_passive(klass) or _named_tuple_class(klass)):
+            if not (_passive(klass) or _named_tuple_class(klass) or _builtin_exception(klass)):
                 raise TypeError(f"cannot copy a '{_type_name(cls)}' object in the sandbox: its base "
                                 f"class '{_type_name(klass)}' does not support copying here")
         return "object", object  # pragma: no cover - every MRO ends with object
@@ -381,6 +397,11 @@ _COMPOSITE_ITERATORS = frozenset(
 #: The containers a sequence iterator's reduce value may hold.
 _SEQUENCES = frozenset({list, tuple, str, bytes, bytearray, range})
 
+#: Sequences whose items are atoms (a deep copy of an iterator over one is a shallow one).
+_ATOM_SEQUENCES = frozenset({str, bytes, range})
+
+_TEE = type(itertools.tee([])[0])
+
 #: What a composite iterator's reduce value may name as its constructor.
 _ITERATOR_MAKERS = frozenset(_COMPOSITE_ITERATORS | {iter})
 
@@ -430,7 +451,13 @@ def copy_iterator(it: Any, deep: bool) -> Any:
         made = maker(args[0])
         if state is not None:
             made.__setstate__(state)
-        return ("items", list(made)) if deep else ("copy", made)
+        if deep and type(args[0]) not in _ATOM_SEQUENCES:
+            return ("items", list(made))  # no longer than the container it already holds
+        return ("copy", made)  # the items of a range or a text are atoms: the deep copy is this
+    if kind is _TEE:
+        if deep:
+            raise TypeError("cannot deep-copy an 'itertools.tee' iterator in the sandbox")
+        return ("copy", kind.__copy__(it))
     if kind in _COMPOSITE_ITERATORS:
         maker, args, state = _reduced_iterator(it)
         if deep:
@@ -469,10 +496,21 @@ def _sandbox_hook(kind: type, names: tuple[str, ...]) -> Any:
 
 def _passive(klass: type) -> bool:
     """A pure-Python host class that only adds methods: no copy hooks, no `__new__`, no slots
-    (`copy` would rebuild its instances from their dictionary alone)."""
+    (`copy` would rebuild its instances from their dictionary alone). Of the sandbox's own
+    classes only its checked replacements of stdlib classes count: the others keep what a
+    snippet must not duplicate (a copy would skip the constructor that refuses to make one)."""
     attrs = type.__getattribute__(klass, "__dict__")
+    module = attrs.get("__module__")
+    if type(module) is str and module.split(".")[0] == "sandbox" and klass not in guards_module.CHECKED_REPLACEMENTS:
+        return False
     return bool(type.__getattribute__(klass, "__flags__") & _HEAPTYPE
                 and not _COPY_PROTOCOL.intersection(attrs) and not attrs.get("__slots__"))
+
+
+def _builtin_exception(klass: type) -> bool:
+    """A builtin exception class between the snippet's class and `BaseException`: its instances
+    are rebuilt from their arguments, as `BaseException.__reduce__` says."""
+    return issubclass(klass, BaseException) and type.__getattribute__(klass, "__module__") == "builtins"
 
 
 def _named_tuple_class(klass: type) -> bool:
@@ -537,6 +575,8 @@ def copy_host(x: Any, deep: bool) -> Any:
     kind = type(x)
     if kind in COPY_IMMUTABLE or isinstance(x, typing._Final):  # type: ignore[attr-defined]
         return x  # typing's objects are immutable too (aliases, TypeVars, special forms)
+    if kind is object:
+        return object()
     if kind is random.Random:
         made = random.Random()
         made.setstate(random.Random.getstate(x))
@@ -557,6 +597,22 @@ def copy_host(x: Any, deep: bool) -> Any:
             return reduced[0](*plain(reduced[1]))
         raise TypeError(f"cannot copy a '{_type_name(kind)}' object in the sandbox")
     return _copy_passive_instance(x, kind, deep)
+
+
+def exception_parts(exc: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """What a host exception class's instance is rebuilt from (`type(exc)(*args)`, then its
+    attributes): the class's own reduce value, as `copy` would use it, with only the public
+    attributes (and `__notes__`) of its state, the ones the snippet reads by name anyway."""
+    kind = type(exc)
+    if not isinstance(exc, BaseException):
+        raise TypeError("exception_parts() needs an exception")
+    reduced = kind.__reduce__(exc)
+    if type(reduced) is not tuple or len(reduced) < 2 or reduced[0] is not kind or type(reduced[1]) is not tuple:
+        raise copy_refusal(exc)
+    state = reduced[2] if len(reduced) > 2 and type(reduced[2]) is dict else {}
+    public = {k: v for k, v in dict.items(state)
+              if type(k) is str and (k[:1] != "_" or k == "__notes__")}
+    return reduced[1], public
 
 
 COPY_UNHANDLED: Any = type("COPY_UNHANDLED", (), {"__slots__": (), "__repr__": lambda self: "COPY_UNHANDLED"})()

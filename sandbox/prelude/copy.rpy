@@ -56,7 +56,7 @@ def deepcopy(x, memo=None, _nil=[]):
     See the module's __doc__ string for more info.
     """
     cls = type(x)
-    if cls in ATOMIC or cls is type:
+    if cls in DEEP_ATOMIC or cls is type:
         return x
     return deep(x, cls, {} if memo is None else memo)
 
@@ -89,14 +89,14 @@ def deep_dispatch(x, cls, memo, d):
         memo[d] = y
         for item in x:
             kind = type(item)
-            y.append(item if kind in ATOMIC or kind is type else deep(item, kind, memo))
+            y.append(item if kind in DEEP_ATOMIC or kind is type else deep(item, kind, memo))
         return y
     if cls is dict:
         y = {}
         memo[d] = y
         for key, value in x.items():
             kind = type(value)
-            y[deepcopy(key, memo)] = value if kind in ATOMIC or kind is type else deep(value, kind, memo)
+            y[deepcopy(key, memo)] = value if kind in DEEP_ATOMIC or kind is type else deep(value, kind, memo)
         return y
     if cls is tuple:
         return deep_tuple(x, memo, d)
@@ -124,6 +124,10 @@ def deep_dispatch(x, cls, memo, d):
         return y
     if cls is ChainMap:
         return ChainMap(*[deepcopy(m, memo) for m in x.maps])
+    if cls is MethodType:
+        # A method of the snippet's own object is bound to that object's copy, as in CPython;
+        # any other method is its own copy (its object is not the snippet's to copy).
+        return rebind_method(x, lambda obj: deepcopy(obj, memo))
     if owns(cls):
         return own_copy(x, cls, memo, d)
     return host_value_copy(x, cls, memo, d)
@@ -134,7 +138,7 @@ def deep_tuple(x, memo, d):
     changed = False
     for item in x:
         kind = type(item)
-        if kind in ATOMIC or kind is type:
+        if kind in DEEP_ATOMIC or kind is type:
             items.append(item)
         else:
             copied = deep(item, kind, memo)
@@ -236,7 +240,7 @@ def copy_state(x, y, cls, memo):
         else:
             for key, value in list(state.items()):
                 kind = type(value)
-                target[key] = value if kind in ATOMIC or kind is type else deep(value, kind, memo)
+                target[key] = value if kind in DEEP_ATOMIC or kind is type else deep(value, kind, memo)
     # Slots are written past the class's own `__setattr__` (a frozen dataclass's refuses), as
     # the instance dictionary is: the copy gets the state, it does not assign it.
     for name in slot_names(cls):
@@ -276,9 +280,12 @@ def host_value_copy(x, cls, memo, d):
     if cls is partial:
         return partial(maybe_deep(x.func, memo), *maybe_deep(x.args, memo), **maybe_deep(x.keywords, memo))
     if isinstance(x, BaseException):
-        y = cls(*maybe_deep(x.args, memo))
+        args, state = exception_parts(x)
+        y = cls(*maybe_deep(args, memo))
         if memo is not None:
             memo[d] = y
+        for name, value in state.items():
+            setattr(y, name, maybe_deep(value, memo))
         return y
     if isinstance(x, tuple):
         # A host named tuple (or struct sequence): immutable, so a shallow copy is itself.

@@ -15,6 +15,7 @@ import collections
 import copy
 import enum
 import functools
+import types
 from typing import Any
 
 from .. import kernels
@@ -28,7 +29,8 @@ PER_RUN = True
 def build(ctx: ShimContext) -> dict[str, Any]:
     run = RunKernels(ctx.guards)
     namespace = ctx.run_prelude("copy", NAME, {
-        "ATOMIC": COPY_ATOMIC, "UNHANDLED": kernels.COPY_UNHANDLED,
+        "ATOMIC": COPY_ATOMIC, "DEEP_ATOMIC": COPY_ATOMIC - {types.MethodType}, "MethodType": types.MethodType,
+        "UNHANDLED": kernels.COPY_UNHANDLED, "rebind_method": run.rebind_method,
         "MAPPINGS": frozenset({collections.OrderedDict, collections.Counter, collections.defaultdict}),
         "deque": collections.deque, "defaultdict": collections.defaultdict, "ChainMap": collections.ChainMap,
         "Enum": enum.Enum, "partial": functools.partial,
@@ -36,6 +38,6 @@ def build(ctx: ShimContext) -> dict[str, Any]:
         "copy_layout": run.copy_layout, "blank": run.blank,
         "copy_host_slots": run.copy_host_slots, "datetime_args": run.datetime_args, "copy_host": kernels.copy_host,
         "copy_iterator": kernels.copy_iterator, "rebuild_iterator": kernels.rebuild_iterator,
-        "copy_refusal": kernels.copy_refusal, "builtin_value": kernels.builtin_value,
+        "copy_refusal": kernels.copy_refusal, "exception_parts": kernels.exception_parts, "builtin_value": kernels.builtin_value,
     })
     return {"copy": namespace["copy"], "deepcopy": namespace["deepcopy"], "Error": copy.Error}
