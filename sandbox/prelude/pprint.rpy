@@ -74,6 +74,16 @@ def safe_tuple(t):
     return SafeKey(t[0]), SafeKey(t[1])
 
 
+def sorted_items(mapping):
+    # CPython's `sorted(mapping.items(), key=safe_tuple)`. A tuple of two SafeKeys compares by
+    # its keys alone (distinct SafeKeys are never equal), so where the keys are plain text or
+    # plain numbers of an exact dict (`sorts_plainly`) sorting the items as they are does the
+    # same comparisons, in C.
+    if sorts_plainly(mapping):
+        return sorted(mapping.items())
+    return sorted(mapping.items(), key=safe_tuple)
+
+
 def recursion(object):
     return "<Recursion on %s with id=%s>" % (type(object).__name__, id(object))
 
@@ -129,7 +139,7 @@ class Printer:
         rep = self.repr_(object, context, level)
         max_width = self.width - indent - allowance
         if len(rep) > max_width:
-            r = repr_of(type(object))
+            r = repr_of(type_of(object))
             p = DISPATCH.get(r, None)
             if p is not None:
                 context[objid] = 1
@@ -160,7 +170,7 @@ class Printer:
         length = len(object)
         if length:
             if self.sort_dicts:
-                items = sorted(object.items(), key=safe_tuple)
+                items = sorted_items(object)
             else:
                 items = object.items()
             self.format_dict_items(items, write, indent, allowance + 1, context, level)
@@ -199,7 +209,7 @@ class Printer:
             write(typ.__name__ + "({")
             endchar = "})"
             indent += len(typ.__name__) + 1
-        object = sorted(object, key=SafeKey)
+        object = sorted(object) if sorts_plainly(object) else sorted(object, key=SafeKey)
         self.format_items(object, write, indent, allowance + len(endchar), context, level)
         write(endchar)
 
@@ -423,19 +433,19 @@ class Printer:
 
     def safe_repr(self, object, context, maxlevels, level):
         # Return triple (repr_string, isreadable, isrecursive).
-        typ = type(object)
+        typ = type_of(object)
         if typ in BUILTIN_SCALARS:
             return repr(object), True, False
 
         r = repr_of(typ)
 
-        if r is int_repr and issubclass(typ, int):
+        if typ is int or (r is int_repr and issubclass(typ, int)):
             if self.underscore_numbers:
                 return f"{object:_d}", True, False
             else:
                 return repr(object), True, False
 
-        if r is dict_repr and issubclass(typ, dict):
+        if typ is dict or (r is dict_repr and issubclass(typ, dict)):
             if not object:
                 return "{}", True, False
             objid = id(object)
@@ -450,7 +460,7 @@ class Printer:
             append = components.append
             level += 1
             if self.sort_dicts:
-                items = sorted(object.items(), key=safe_tuple)
+                items = sorted_items(object)
             else:
                 items = object.items()
             fmt = self.fmt
@@ -464,8 +474,9 @@ class Printer:
             del context[objid]
             return "{%s}" % ", ".join(components), readable, recursive
 
-        if (r is list_repr and issubclass(typ, list)) or (r is tuple_repr and issubclass(typ, tuple)):
-            if issubclass(typ, list):
+        if typ is list or typ is tuple or (r is list_repr and issubclass(typ, list)) or (
+                r is tuple_repr and issubclass(typ, tuple)):
+            if typ is list or (typ is not tuple and issubclass(typ, list)):
                 if not object:
                     return "[]", True, False
                 format = "[%s]"

@@ -13,6 +13,9 @@ import re
 
 sentinel_dict = {}
 
+#: `re.RegexFlag`: CPython's flags stay flags (a snippet cannot subclass an enum with members).
+FLAG_TYPE = type(re.IGNORECASE)
+
 
 class Chain:
     # CPython's `ChainMap(kws, mapping)`, for lookups only: the keywords first.
@@ -48,7 +51,7 @@ def compile_pattern(cls):
     if plain(braceidpattern) is not braceidpattern:
         cls.braceidpattern = plain(braceidpattern)
     flags = cls.flags
-    if isinstance(flags, int) and type(flags) is not int:
+    if isinstance(flags, int) and type(flags) is not int and type(flags) is not FLAG_TYPE:
         cls.flags = int.__int__(flags)
     if "pattern" in cls.__dict__:
         pattern = cls.pattern

@@ -10,6 +10,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from ..kernels import RunKernels
 from .base import ShimContext
 from .functools import is_generated_method
 
@@ -37,12 +38,27 @@ def _namespace_names(obj: Any) -> list[str]:
     return [str.__str__(name) for name in dict.keys(found) if isinstance(name, str)]
 
 
+_NUMBERS = frozenset({int, float, bool})
+
+
+def _sorts_plainly(container: Any) -> bool:
+    """An exact dict, set or frozenset whose keys are all exact `str`, or all exact numbers:
+    sorting them compares with `<` in C, never raises and runs no snippet code, so CPython's
+    `SafeKey` wrappers change nothing (the prelude's fast path)."""
+    if type(container) not in (dict, set, frozenset):
+        return False
+    kinds = {type(key) for key in container}
+    return kinds == {str} or (bool(kinds) and kinds <= _NUMBERS)
+
+
 def _is_exact_namespace(obj: Any) -> bool:
     return type(obj) is types.SimpleNamespace
 
 
 def build(ctx: ShimContext) -> dict[str, Any]:
     namespace = ctx.run_prelude("pprint", NAME, {
+        "type_of": RunKernels(ctx.guards).type_of,
+        "sorts_plainly": _sorts_plainly,
         "generated_repr": _generated_repr,
         "namespace_names": _namespace_names,
         "MAPPINGPROXY_REPR": types.MappingProxyType.__repr__,

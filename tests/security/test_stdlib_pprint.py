@@ -123,3 +123,17 @@ class _Reads(_D):
 
 
 _Reads.__name__ = "Reads"
+
+
+async def test_pprint_prints_to_the_log_of_each_run_of_a_session() -> None:
+    # The prelude outlives a session's run; its `print` is the current run's.
+    import sandbox
+
+    s = sandbox.open_session("inprocess")
+    try:
+        first = await s.run("import pprint\npprint.pprint([1])\nreturn 1")
+        second = await s.run("pprint.pprint({'b': 2})\npprint.pp([2])\nreturn 2")
+    finally:
+        s.close()
+    assert (first.error, second.error) == (None, None)
+    assert first.logs == ["[1]"] and second.logs == ["{'b': 2}", "[2]"]

@@ -188,7 +188,7 @@ out = [t.substitute(who='tim', what='kung pao'), t.substitute({'who': 'a', 'what
        t.safe_substitute(Mapping(), who='ann'), t.safe_substitute(), t.get_identifiers(), t.is_valid(),
        string.Template('$ x').is_valid(), Percent('%a %% %b').safe_substitute(a=1),
        Braces('${A.B} $x').substitute({'A.B': 1, 'x': 2}), Own('@a @@ @{b}').substitute(a=1, b=2),
-       Own.pattern.pattern, Percent.flags == string.Template.flags, Percent.pattern.flags,
+       Own.pattern.pattern, repr(Percent.flags), repr(string.Template.flags), Percent.pattern.flags,
        t.template, string.Template.delimiter, string.Template.idpattern,
        string.capwords(' aBc  dEf ')]
 for bad in (lambda: string.Template('line one\\nabcd $').substitute(), lambda: string.Template('${a').substitute(a=1),
