@@ -71,10 +71,8 @@ from . import (
     zoneinfo,
 )
 from .base import ModuleShim, ShimContext
-from .copy import _checked_copy, _checked_deepcopy  # noqa: F401 - checked by the security tests
 from .enum import _EnumType  # noqa: F401 - checked by the security tests
 from .functools import cached_property
-from .string import Template
 
 _SHIM_MODULES: tuple[ModuleType, ...] = (
     abc, asyncio, base64, binascii, bisect, calendar, collections, contextlib, copy, csv,
@@ -120,6 +118,7 @@ def _freeze_shared(ctx: ShimContext) -> None:
     for module in _SHIM_MODULES:
         table = module.build(ctx) if getattr(module, "PER_RUN", False) else static[module.NAME]
         shared.freeze(table.values(), modules=(module.__name__,), group=module.NAME)
+    crossing.register_host_methods(shared.frozen)
     shared.ready = True
 
 
@@ -240,16 +239,13 @@ def make_import(shims: ShimSet) -> Callable[..., Any]:
     return import_
 
 
-# The sandbox's replacements show the package path, as a module shim's members would.
-for _cls in (Template, cached_property):
-    _cls.__module__ = __name__
-del _cls
+# The sandbox's replacement shows the package path, as a module shim's members would.
+cached_property.__module__ = __name__
 
 __all__ = [
     "ALLOWED_MODULES",
     "ModuleShim",
     "ShimSet",
-    "Template",
     "cached_property",
     "make_import",
 ]

@@ -155,8 +155,28 @@ async def test_cache_of_a_host_class_hands_out_no_raw_method(sb, backend) -> Non
     assert result.value[:2] == ["Timeout", False]
 
 
+@pytest.mark.parametrize("value", ZOO, ids=[type(v).__name__ for v in ZOO])
+def test_the_pprint_kernels_run_no_method_of_a_hostile_object(value: Any) -> None:
+    from sandbox.shims import pprint as pprint_shim
+
+    guards = RunGuards()
+    cases = [(value, False), ([value], False), ({"a": value}, True), ({1, 2.5}, True)]
+    if isinstance(value, (str, int)):
+        cases.append(({value: 1}, False))  # a lying key's type is not plain (built before counting)
+    Calls.count = 0
+    assert kernels.RunKernels(guards).type_of(value) is type(value)
+    assert kernels.RunKernels(guards).type_of(type(value)) is guards.safe_type  # never a metaclass
+    for container, plain_keys in cases:
+        assert pprint_shim._sorts_plainly(container) is plain_keys
+    assert pprint_shim._generated_repr(value) is False
+    with pytest.raises(TypeError, match="SimpleNamespace"):
+        pprint_shim._namespace_names(value)
+    assert Calls.count == 0
+
+
 def test_every_prelude_compiles_under_the_snippet_policy_once_per_process() -> None:
-    assert set(prelude.names()) >= {"abc", "contextlib", "dataclasses", "functools", "operator", "typing"}
+    assert set(prelude.names()) >= {"abc", "contextlib", "dataclasses", "functools", "operator", "pprint", "string",
+                                    "typing"}
     for name in prelude.names():
         for budget in (False, True):
             code = prelude.compiled(name, budget)
@@ -337,12 +357,16 @@ async def test_urlencode_walks_the_query_as_the_snippet_and_quotes_plain_copies(
     assert urllib.parse.quote_plus("a&b") == "a%26b"
 
 
-def test_a_prelude_function_planted_as_a_copy_hook_counts_as_the_snippets() -> None:
-    """The checked copy trusts class-level reduce hooks only when host code defined them; a
-    prelude's function is the run's own code, so a class built from data with one is refused."""
+def test_a_prelude_function_planted_as_a_copy_hook_is_never_called() -> None:
+    """The `copy` prelude runs no reduce protocol: a class built from data with a prelude's
+    function as its `__reduce_ex__` copies as an enum member does (itself), and the hook never
+    runs (it would fail on the arguments it got)."""
     import enum
 
-    urlencode = shims.ShimSet(RunGuards(), {}).get("urllib.parse").urlencode  # type: ignore[union-attr]
+    guards = RunGuards()
+    shim_set = shims.ShimSet(guards, {})
+    urlencode = shim_set.get("urllib.parse").urlencode  # type: ignore[union-attr]
     made = enum.Enum("Made", {"A": 1, "__reduce_ex__": urlencode, "__copy__": None})  # type: ignore[misc]
-    with pytest.raises(TypeError, match="defines __reduce_ex__ outside a class statement"):
-        shims._checked_copy(made.A)
+    copy_shim = shim_set.get("copy")
+    assert copy_shim.copy(made.A) is made.A  # type: ignore[union-attr]
+    assert copy_shim.deepcopy([made.A])[0] is made.A  # type: ignore[union-attr]

@@ -52,15 +52,17 @@ import pytest
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 import sandbox
-from sandbox import guards, shims
+from sandbox import crossing, guards, shims
 from sandbox.execution import Execution
 from sandbox.policy import (
     DATA_MODEL_METHODS,
+    HOST_METHOD_NAMES,
     INTROSPECTION_DUNDERS,
     READABLE_PRIVATE,
     RUNTIME_CHECKED_ATTRIBUTES,
     SUPER_ONLY,
     is_dunder,
+    receiver_agnostic,
 )
 
 # -- bounds -------------------------------------------------------------------------------------
@@ -97,6 +99,8 @@ def read_as_written(obj: Any, name: str) -> Any:
     every name, so it never reaches more than this."""
     if name in RUNTIME_CHECKED_ATTRIBUTES:
         return guards.guarded_getattr(obj, name)
+    if name in HOST_METHOD_NAMES:
+        return crossing.host_attr(obj, name)
     problem = guards.attribute_problem(name)
     if problem:
         raise AttributeError(problem)
@@ -181,12 +185,6 @@ SANCTIONED_SANDBOX = frozenset(
         # the pathlib shim's own pure paths (sandbox/shims/pathlib.py): strings in private slots
         "PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath", "_PathParents",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
-        # what a snippet class's `__deepcopy__`/`__getattr__` is stored and read as (the memo
-        # hidden): the hook in a private slot, whether the class body or a write defined it
-        "DeepcopyHook", "_HiddenMemoCall", "_GetattrHook", "_GetattrAnswer",
-        # the deepcopy memo as a snippet's `__deepcopy__(self, memo)` receives it (found by the
-        # boundary fuzz): an opaque read-only token only the copy shim redeems
-        "MemoToken",
     }
 )
 #: Bound methods of these sandbox objects are the sanctioned API (`print`, `setattr`, ...):
@@ -284,6 +282,15 @@ def _checked_raw_methods() -> dict[int, str]:
                 for fn in fns:
                     if isinstance(fn, types.FunctionType):
                         found.setdefault(id(fn), f"{value.__qualname__}.{attr}")
+    # The host classes' methods that source reads route (`policy.HOST_METHOD_NAMES`): behind
+    # the same check wherever they turn up (the ones left native treat `self` as operators do).
+    for methods in crossing.host_methods().values():
+        for method in methods:
+            if receiver_agnostic(method):
+                continue
+            for fn in (method.fget, method.fset, method.fdel) if isinstance(method, property) else (method,):
+                if isinstance(fn, types.FunctionType):
+                    found.setdefault(id(fn), fn.__qualname__)
     return found
 
 
@@ -343,7 +350,7 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
         )
     raw = _checked_raw_methods().get(id(obj))
     if raw is not None and isinstance(obj, types.FunctionType):
-        return f"the raw method {raw} of a checked sandbox class (no receiver check)"
+        return f"the raw method {raw} of a checked sandbox or host class (no receiver check)"
     internal = _internal_classes()
     if _is_safe_type(obj):
         return None
@@ -1077,12 +1084,14 @@ def test_crawl_walks_private_names_and_the_data_model() -> None:
         "seed:own.__class__", "seed:own.__dict__", "seed:own.__eq__", "seed:own-cls.__mro__",
         "seed:own-cls.__init_subclass__", "seed:own-cls.__class_getitem__", "seed:own-error._private",
         "seed:own-template.__class__",
+        # `string.Template` is prelude code: the run's own class, like the snippet's.
+        "seed:template._invalid", "seed:own-template.__init__",
     ):
         assert path in near, path
     for path in (
         "seed:enum._new_member_", "seed:enum._member_map_", "seed:fn.__init__", "import re.sub.__wrapped__",
         "import dataclasses.dataclass.__wrapped__", "seed:raised:tools-arg.__context__",
-        "seed:template._invalid", "seed:own-template.__init__", "import json.__dict__",
+        "seed:wrapper._munge_whitespace", "seed:matcher.__init__", "import json.__dict__",
         "seed:own-desc-inst.__get__", "seed:caught.__traceback__",
     ):
         assert path not in near, path
