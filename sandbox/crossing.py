@@ -561,11 +561,15 @@ def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
     items: Iterable[Any] = value
     if type(value) is dict:
         items = (*dict.keys(value), *dict.values(value))
-    if _PLAIN_TYPES.issuperset(map(type, items)):
-        return  # the usual case, at C speed
-    for item in items:
-        if type(item) not in _PLAIN_TYPES and forbidden(item):
-            raise _outside(what, item, passed)
+    kinds = set(map(type, items)).difference(_PLAIN_TYPES)  # at C speed: usually empty
+    for kind in kinds:
+        # Decided by type, except for the two checks `forbidden` makes on the value itself.
+        if issubclass(kind, _FORBIDDEN_TYPES):
+            raise _outside(what, next(i for i in items if type(i) is kind), passed)
+        if issubclass(kind, type) or kind is types.BuiltinMethodType:
+            for item in items:
+                if type(item) is kind and forbidden(item):
+                    raise _outside(what, item, passed)
 
 
 def judge_crossing(value: Any, what: str, passed: bool = False) -> Any:
