@@ -44,7 +44,7 @@ async def main():
             await run(code(0) if callable(code) else code)
             reps_w = reps * 3 if w.startswith("W1") else reps
             out[f"{w} | {r}"] = await b.median_latency(run, code, reps_w, pause) * 1000
-    for r in ("worker", "inprocess"):
+    for r in ("worker", "inprocess", "worker session"):
         out[f"W1 back-to-back (ms/run) | {r}"] = statistics.median(
             [await b.throughput(runners[r], 100) for _ in range(3)]) * 1000
     assert sandbox.__file__.startswith(root), sandbox.__file__

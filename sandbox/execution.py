@@ -11,7 +11,8 @@ from __future__ import annotations
 import decimal
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from .aio import ASYNCIO_SHIM
@@ -194,7 +195,12 @@ class Execution:
         budget: bool = False,
         state: SessionState | None = None,
         verdict: Verdict | None = None,
+        compiled: CodeType | Callable[[], CodeType] | None = None,
     ) -> None:
+        """`compiled`: the snippet as `compile_snippet` made it, when the caller compiled it (a
+        worker runs the host's compile), or a function that returns it, called once the run's
+        scaffolding is built (a fresh worker builds it while the host compiles); None: compiled
+        here, first."""
         self.source = code
         #: Why the host stopped this run, if it did: the only account of a stop it believes.
         self.verdict = verdict if verdict is not None else Verdict()
@@ -207,7 +213,8 @@ class Execution:
         self.budget = Budget(limits) if budget else None
         self.pending_calls: list[PendingCall] = []
         self.decimal_context = decimal.Context()
-        self.compiled = compile_snippet(code, limits, budget=budget, session=state is not None)
+        if compiled is None:
+            compiled = compile_snippet(code, limits, budget=budget, session=state is not None)
 
         guards = RunGuards() if state is None else state.guards
         shims = ShimSet(guards, ASYNCIO_SHIM) if state is None else state.shims
@@ -231,6 +238,7 @@ class Execution:
             hooks["_tick_"] = self.budget.tick
             hooks["_budget_iter_"] = self.budget.iterate
         shims.bind_run(builtins, hooks)
+        self.compiled = compiled if isinstance(compiled, CodeType) else compiled()
         if state is None:
             self.globals = make_globals(builtins, guards, **hooks)
         else:

@@ -103,7 +103,7 @@ def freeze_tables() -> None:
     SEALED = MappingProxyType(dict(SEALED))  # type: ignore[assignment]
     CHECKED_REPLACEMENTS = frozenset(CHECKED_REPLACEMENTS)  # type: ignore[assignment]
 
-# The guards' own stand-ins (checked writes, memo tokens, run builtins, module shims, the tools
+# The guards' own stand-ins (checked writes, run builtins, module shims, the tools
 # namespace): a subclass with the same slots is the same layout, one `__class__` swap away.
 seal(ReadOnly)
 
@@ -193,9 +193,8 @@ class RunGuards:
     - writes of dunders: `__doc__`, `__name__`, `__qualname__`, `__module__`, `__wrapped__` on
       the snippet's own objects, and exception chaining; nothing else.
     - writes of data-model methods (`C.__call__ = f`, `obj.__getitem__ = None`): on the
-      snippet's own classes, as a class body could define them (`__deepcopy__` and
-      `__getattr__` stored with the memo hidden, as the class factory stores them), and on
-      its own instances, except the hooks `copy` reads off an instance;
+      snippet's own classes, as a class body could define them, and on its own instances,
+      except the hooks `copy` reads off an instance;
     Every value a dunder read returns is refused if it is a module, frame, code object,
     traceback or cell.
     """
@@ -421,8 +420,7 @@ class RunGuards:
         cls = type(obj)
         if isinstance(obj, type):
             if self.owns_class(obj):
-                # The store sees the value: a hooked name goes through `_HookedStore`.
-                return _HookedStore(obj) if name in _MEMO_HIDING else obj
+                return obj
             raise TypeError(
                 f"cannot modify class '{obj.__name__}': only classes defined in the snippet can be changed"
             )
@@ -438,7 +436,7 @@ class RunGuards:
         problem = self.write_problem(obj, name)
         if problem:
             raise AttributeError(problem)
-        setattr(self.write(obj), name, hidden_hook(obj, name, value))
+        setattr(self.write(obj), name, value)
 
     def delattr(self, obj: Any, name: Any) -> None:
         name = plain_name(name)
@@ -600,8 +598,6 @@ class _CheckedWrite(ReadOnly):
         if problem:
             raise AttributeError(problem)
         self._guards.write(target)
-        if not self._delete and len(rest) == 2:
-            args = (*args[: len(args) - 1], hidden_hook(target, name, rest[1]))
         return method(*args)
 
     def __repr__(self) -> str:
@@ -609,165 +605,6 @@ class _CheckedWrite(ReadOnly):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError("cannot copy a method wrapper")
-
-
-# -- the deepcopy memo ------------------------------------------------------------------------
-# `copy.deepcopy` hands every `__deepcopy__` its memo: a dict keyed on real `id()`s whose
-# keep-alive list holds the originals (host objects included), and whose entries decide what
-# each later copy is. A snippet's `__deepcopy__` gets an opaque `MemoToken` instead; passed back
-# to the `copy` shim's `deepcopy(x, memo)`, it continues the same copy.
-
-
-class DeepcopyMemo(dict):  # type: ignore[type-arg]
-    """The memo the `copy` shim gives `copy.deepcopy`; no snippet code ever holds one."""
-
-    __slots__ = ()
-
-
-class MemoToken(ReadOnly):
-    """What a snippet's `__deepcopy__(memo)` gets for the memo: nothing to read or change."""
-
-    __slots__ = ("_memo",)
-
-    def __init__(self, memo: DeepcopyMemo) -> None:
-        if type(memo) is not DeepcopyMemo:
-            raise TypeError("a deepcopy memo cannot be made in the sandbox")
-        object.__setattr__(self, "_memo", memo)
-
-    def __repr__(self) -> str:
-        return "<deepcopy memo>"
-
-    def __copy__(self) -> MemoToken:
-        return self
-
-    def __deepcopy__(self, memo: Any) -> MemoToken:
-        return self
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError("a deepcopy memo cannot be pickled")
-
-
-def memo_of(token: Any) -> DeepcopyMemo:
-    """The memo a `MemoToken` stands for (for the `copy` shim)."""
-    if type(token) is not MemoToken:
-        raise TypeError("deepcopy(memo=...) is not supported in the sandbox (except the memo a "
-                        "__deepcopy__ method was given)")
-    memo: DeepcopyMemo = object.__getattribute__(token, "_memo")
-    return memo
-
-
-def _hidden_memo(value: Any) -> Any:
-    """An argument for the snippet's `__deepcopy__`: the `copy` shim's memo as its token, any
-    other dict (a memo `copy.deepcopy` made itself, inside `dataclasses.asdict`) as a fresh one."""
-    if type(value) is DeepcopyMemo:
-        return MemoToken(value)
-    if isinstance(value, dict):
-        return MemoToken(DeepcopyMemo())
-    return value
-
-
-def _bind(value: Any, instance: Any, owner: Any) -> Any:
-    """What reading `value` from a class dictionary gives (the descriptor protocol)."""
-    for klass in type.__getattribute__(type(value), "__mro__"):
-        get = type.__getattribute__(klass, "__dict__").get("__get__")
-        if get is not None:
-            return get(value, instance, owner)
-    return value
-
-
-class _HiddenMemoCall(ReadOnly):
-    """A snippet's `__deepcopy__` as found on its object: called with the memo hidden."""
-
-    __slots__ = ("_call",)
-
-    def __init__(self, call: Any) -> None:
-        object.__setattr__(self, "_call", call)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = tuple(map(_hidden_memo, args))
-        return self._call(*args, **{k: _hidden_memo(v) for k, v in kwargs.items()})
-
-    def __repr__(self) -> str:
-        return repr(self._call)
-
-
-class DeepcopyHook(ReadOnly):
-    """Stands in a snippet class's dictionary for its `__deepcopy__` (whatever it is: a
-    function, a staticmethod, a callable object)."""
-
-    __slots__ = ("_hook",)
-
-    def __init__(self, hook: Any) -> None:
-        object.__setattr__(self, "_hook", hook)
-
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        return _HiddenMemoCall(_bind(self._hook, instance, owner))
-
-
-class _GetattrAnswer(ReadOnly):
-    """A snippet's bound `__getattr__`: a `__deepcopy__` it answers is called with the memo
-    hidden too (`copy` looks the hook up with `getattr`)."""
-
-    __slots__ = ("_getattr",)
-
-    def __init__(self, getattr_: Any) -> None:
-        object.__setattr__(self, "_getattr", getattr_)
-
-    def __call__(self, name: Any) -> Any:
-        value = self._getattr(name)
-        return _HiddenMemoCall(value) if name == "__deepcopy__" else value
-
-    def __repr__(self) -> str:
-        return repr(self._getattr)
-
-
-class _GetattrHook(ReadOnly):
-    """Stands in a snippet class's dictionary for its `__getattr__`."""
-
-    __slots__ = ("_hook",)
-
-    def __init__(self, hook: Any) -> None:
-        object.__setattr__(self, "_hook", hook)
-
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        bound = _bind(self._hook, instance, owner)
-        return bound if instance is None else _GetattrAnswer(bound)
-
-
-#: Class-body names whose value the class factory replaces, and with what.
-_MEMO_HIDING: dict[str, Callable[[Any], Any]] = {"__deepcopy__": DeepcopyHook, "__getattr__": _GetattrHook}
-
-
-def _hide_hook(name: str, value: Any) -> Any:
-    """What a class stores for `name`: a memo-hiding stand-in for `__deepcopy__` and
-    `__getattr__`; `None` (which switches a copy hook off, as in CPython) and other names as
-    they are."""
-    hide = _MEMO_HIDING.get(name)
-    return value if hide is None or value is None else hide(value)
-
-
-def hidden_hook(target: Any, name: str, value: Any) -> Any:
-    """`value` as a write of `name` on `target` stores it: hooks on classes are hidden."""
-    return _hide_hook(name, value) if isinstance(target, type) else value
-
-
-class _HookedStore(ReadOnly):
-    """The target `_write_` hands a class statement's store of a hooked name
-    (`C.__deepcopy__ = f`): the store reaches the class with the hook hidden."""
-
-    __slots__ = ("_cls",)
-
-    def __init__(self, cls: type) -> None:
-        object.__setattr__(self, "_cls", cls)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._cls, name, _hide_hook(name, value))
-
-    def __delattr__(self, name: str) -> None:
-        delattr(self._cls, name)
-
-    def __repr__(self) -> str:
-        return repr(self._cls)
 
 
 class _ClassFactory:
@@ -821,9 +658,6 @@ class _ClassFactory:
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
-        for hooked in _MEMO_HIDING:
-            if hooked in namespace:
-                namespace[hooked] = _hide_hook(hooked, namespace[hooked])
         namespace[_OWNER_KEY] = self._token
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)

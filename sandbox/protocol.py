@@ -6,16 +6,24 @@ infinity (`1e999`) and non-object frames, and turns any malformation into `Proto
 non-finite float reaches a binding's arguments or a run's result. A `\\udXXX` escape in JSON text decodes to a lone surrogate,
 which no UTF-8 text can hold: `parse_frame` escapes every such string again
 (`sandbox.jsonvalue.escape_surrogates`), so no frame ever hands one to its reader.
+
+A run request also carries the host's own compile of the snippet (`pack_code`: marshal bytes in
+base64), so a worker never parses or transforms source: the policy's verdict is the host's, and
+a fresh worker skips the compile machinery entirely. Code only ever travels host to worker;
+nothing a worker sends is unmarshalled.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import marshal
 import re
 import select
 import socket
 import struct
 import time
+from types import CodeType
 from typing import Any
 
 from .jsonvalue import escape_surrogates
@@ -78,6 +86,19 @@ def encode(message: dict[str, Any] | str) -> bytes:
     return HEADER.pack(len(data)) + data
 
 
+def pack_code(code: CodeType) -> str:
+    """A compiled snippet as JSON text, for a run request."""
+    return base64.b64encode(marshal.dumps(code)).decode("ascii")
+
+
+def unpack_code(text: str) -> CodeType:
+    """The worker's side of `pack_code` (the host is the only sender of run requests)."""
+    code = marshal.loads(base64.b64decode(text, validate=True))
+    if not isinstance(code, CodeType):
+        raise ValueError("the run request's code is not a code object")
+    return code
+
+
 def parse_frame(data: bytes) -> dict[str, Any]:
     try:
         message = json.loads(data.decode("utf-8"), parse_constant=_reject_constant,
@@ -112,13 +133,14 @@ class BlockingChannel:
         del buf[: 4 + size]
         return parse_frame(data)
 
-    def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
-        """The next frame, or None if `timeout` passed first."""
+    def receive(self, timeout: float | None = None, *, spin: bool = True) -> dict[str, Any] | None:
+        """The next frame, or None if `timeout` passed first. `spin=False` for a wait that may
+        be long (a worker waiting for its run): polling first would only burn CPU."""
         while True:
             frame = self._frame_ready()
             if frame is not None:
                 return frame
-            chunk = self._spin_recv()
+            chunk = self._spin_recv() if spin else None
             if chunk is None:
                 if timeout is not None:
                     readable, _, _ = select.select([self.sock], [], [], timeout)

@@ -45,14 +45,18 @@ import anyio
 
 from .api import BackendName, Runtime, get_runtime
 from .control import RunController
+from .execution import syntax_result
 from .host import Bindings, escaped_inputs
 from .inprocess import InProcessRuntime
 from .jail import JailError
 from .limits import DEFAULT_LIMITS, MIB, Limits
-from .protocol import encode
+from .policy import PolicyError, compile_snippet
+from .protocol import encode, pack_code
 from .result import RunError, RunResult
 from .session import SessionState
 from .workers import (
+    CRASHED_MESSAGE,
+    KILL_GRACE,
     SPAWN_TIMEOUT,
     WorkerRuntime,
     _cpu_of,
@@ -447,13 +451,35 @@ class WorkerSession(Session):
                         source=code, in_session=True)
         fields, self._fields = self._fields, None
         self._paused = False
-        try:
-            os.killpg(worker.pid, signal.SIGCONT)
-        except (ProcessLookupError, PermissionError):
-            pass  # gone: the run finds out and reports it
         host.begin(worker.pid, worker.parent, fields)
-        extra = {"base": host.size_at_start} if host.size_at_start else None
-        result = await self.runtime._run(host, stream, code, bindings, limits, namespace, docs, controller, extra)
+        extra: dict[str, Any] = {"compiled": True}  # the code follows (`resume`)
+        if host.size_at_start:
+            extra["base"] = host.size_at_start
+
+        async def resume() -> RunResult | None:
+            # After the request, not before: the worker wakes up once, to a request waiting, and
+            # builds the run while the host compiles.
+            try:
+                os.killpg(worker.pid, signal.SIGCONT)  # type: ignore[arg-type]
+            except (ProcessLookupError, PermissionError):
+                pass  # gone: the run finds out and reports it
+            try:
+                compiled: str | None = pack_code(compile_snippet(code, limits, session=True))
+                refusal = None
+            except PolicyError as exc:
+                compiled, refusal = None, syntax_result(exc)
+            await stream.send(encode({"op": "code", "compiled": compiled}))
+            if refusal is None:
+                return None
+            # No code: the worker ends the run unchanged; its `done` is read and set aside.
+            with anyio.move_on_after(limits.wall_time + KILL_GRACE):
+                frame = await host._frame()
+                if frame is not None and frame.get("op") == "done":
+                    return refusal
+            return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
+
+        result = await self.runtime._run(host, stream, code, bindings, limits, namespace, docs, controller,
+                                         extra, resume)
         # The CPU time at the `done` frame, then the stop: whatever the worker uses from here to
         # the stop counts against its idleness at the next run.
         assert self._stat is not None

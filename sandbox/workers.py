@@ -1,9 +1,11 @@
 """The worker backend, host side: a template process, a pool of warm workers, one run each.
 
 `WorkerRuntime` starts the template lazily (see `sandbox.worker`), keeps `pool_size` forked
-workers waiting, and for each run takes one, sends it the snippet, serves its host calls, and
-kills its process group when the run ends, whatever the reason. The host never blocks on a
-worker: a spawn request is one `sendmsg` to the template, and everything else is awaited.
+workers waiting, and for each run takes one, sends it the run request, then (while the worker
+wakes up and builds the run) compiles the snippet under the policy and sends the code object,
+serves its host calls, and kills its process group when the run ends, whatever the reason. The
+host never blocks on a worker: a spawn request is one `sendmsg` to the template, and everything
+else is awaited.
 
 Nothing here is bound to an event loop between runs, so one runtime can serve runs from
 successive `anyio.run` calls. Cancelling the task that awaits `run()` kills the worker. A worker
@@ -34,7 +36,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,19 +44,30 @@ from typing import Any
 import anyio
 
 from .control import RunController, cancel_on, interruption
+from .execution import syntax_result
 from .host import Bindings, CallScope, escaped_inputs, invoke
 from .jail import JailError, JailStatus
 from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits, cpu_time_message, memory_message, wall_time_message
 from .output import MAX_AWAIT_WARNINGS, cut, flood_message, is_flooding, render_logs
-from .policy import TOO_DEEP_TO_CHECK, TOO_DEEP_TO_PARSE, PolicyError, Problem, compile_snippet
-from .protocol import HEADER, BlockingChannel, ChannelClosed, ProtocolError, encode, parse_frame
-from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, RunError, RunResult
+from .policy import PolicyError, compile_snippet
+from .protocol import (
+    HEADER,
+    BlockingChannel,
+    ChannelClosed,
+    ProtocolError,
+    encode,
+    pack_code,
+    parse_frame,
+)
+from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, JailLevel, RunError, RunResult
 from .scheduler import MAX_TASKS, call_limit_message
 
 #: Extra wall time the host allows before killing a worker whose own timer did not end it
 #: (a long C call such as catastrophic regex backtracking cannot be interrupted from inside).
 KILL_GRACE = 0.5
+#: Largest pid frame the template writes (a pid and the jail report), with room to spare.
+MAX_PID_FRAME = 1 << 12
 #: How long a run waits for a worker to be forked before giving up.
 SPAWN_TIMEOUT = 10.0
 #: Slack for the JSON envelope around a frame's payload.
@@ -174,13 +187,45 @@ class _Worker:
     """One forked worker: the host end of its channel, the pid of the template that forked it
     and, once read, its own pid and the jail layers the template gave it."""
 
-    __slots__ = ("sock", "pid", "parent", "jail")
+    __slots__ = ("sock", "pid", "parent", "jail", "read")
 
     def __init__(self, sock: socket.socket, parent: int | None = None) -> None:
         self.sock = sock
         self.pid: int | None = None
         self.parent = parent
         self.jail: JailStatus | None = None
+        #: Bytes of the template's pid frame read so far.
+        self.read = bytearray()
+
+    def read_pid(self) -> None:
+        """Take the template's pid frame if it has arrived, without waiting (a warm worker's is
+        there long before its run)."""
+        if self.pid is not None:
+            return
+        try:
+            self.read += self.sock.recv(1 << 12, socket.MSG_DONTWAIT)
+        except OSError:  # BlockingIOError included: not yet
+            return
+        if len(self.read) >= 4:
+            (size,) = HEADER.unpack_from(self.read)
+            if size <= MAX_PID_FRAME and len(self.read) >= 4 + size:
+                try:
+                    frame = parse_frame(bytes(self.read[4 : 4 + size]))
+                except ProtocolError:
+                    return  # the run reads it again and ends as crashed
+                del self.read[: 4 + size]
+                self.pid, self.jail = _pid_frame(frame)
+
+    def gone(self) -> bool:
+        """Whether the worker died while it waited in the pool (its channel is at its end)."""
+        if self.pid is None or self.read:
+            return False  # not known yet: the run finds out
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
 
     def kill(self) -> None:
         if self.pid is not None and self.pid > 1:
@@ -245,16 +290,27 @@ class WorkerRuntime:
                 self._warm.append(self._spawn_locked())
 
     def _acquire(self) -> _Worker:
+        """A warm worker, or a new one; a pooled worker that died while it waited (an OOM kill,
+        a stray signal) is dropped, so it never costs a run."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("this WorkerRuntime is closed")
-            return self._warm.popleft() if self._warm else self._spawn_locked()
+            while self._warm:
+                worker = self._warm.popleft()
+                worker.read_pid()
+                if not worker.gone():
+                    return worker
+                worker.sock.close()
+            return self._spawn_locked()
 
     def _replenish(self) -> None:
-        """Top the pool up after a run, so the fork does not compete with the run for CPU."""
+        """Top the pool up (while a run's worker runs, or after it), and read the pid frames of
+        pooled workers that have arrived meanwhile, so the next run does not."""
         with self._lock:
             if self._closed:
                 return
+            for waiting in self._warm:
+                waiting.read_pid()
             try:
                 while len(self._warm) < self.pool_size:
                     self._warm.append(self._spawn_locked())
@@ -269,8 +325,11 @@ class WorkerRuntime:
             if worker.jail is None:
                 # Only the template's pid frame comes before a run request: nothing is left
                 # buffered for the run's own reader.
+                channel = BlockingChannel(worker.sock)
+                channel.buffer += worker.read  # what `read_pid` took of the frame already
+                worker.read.clear()
                 try:
-                    frame = BlockingChannel(worker.sock).receive(timeout)
+                    frame = channel.receive(timeout)
                 except (OSError, ProtocolError, ChannelClosed) as exc:
                     raise TimeoutError("the worker template did not report its jail") from exc
                 worker.pid, worker.jail = _pid_frame(frame)
@@ -339,29 +398,53 @@ class WorkerRuntime:
         code, bindings, docs = escaped_inputs(code, bindings, docs)
         worker = self._acquire()
         stream = _HostChannel(worker.sock)
+        replenished = False
+        jail: JailLevel | None = None
         try:
             session = _Session(stream, bindings, limits, controller, namespace=namespace,
                                source_lines=code.count("\n") + 1, source=code)
-            if worker.pid is None:
-                with anyio.move_on_after(SPAWN_TIMEOUT):
-                    worker.pid, worker.jail = _pid_frame(await session._frame())
-            if worker.pid is None or worker.jail is None:
-                return RunResult(error=RunError("crashed", "no worker process could be started"))
-            if not worker.jail.full and not self.allow_weak_jail:
-                raise JailError(worker.jail.refusal())
-            jail = "full" if worker.jail.full else "weak"
-            session.begin(worker.pid, worker.parent)
-            return replace(await self._run(session, stream, code, bindings, limits,
-                                           namespace, docs, controller), jail=jail)
+            session.buffer += worker.read
+
+            async def after_request() -> RunResult | None:
+                # The run request went first, so the worker wakes up and builds the run while
+                # the host reads its pid, checks its jail, compiles, reads /proc and tops up
+                # the pool. No code is sent before the jail is checked: until then the worker
+                # can run nothing.
+                nonlocal replenished, jail
+                if worker.pid is None:
+                    with anyio.move_on_after(SPAWN_TIMEOUT):
+                        worker.pid, worker.jail = _pid_frame(await session._frame())
+                if worker.pid is None or worker.jail is None:
+                    return RunResult(error=RunError("crashed", "no worker process could be started"))
+                if not worker.jail.full and not self.allow_weak_jail:
+                    raise JailError(worker.jail.refusal())
+                jail = "full" if worker.jail.full else "weak"
+                session.begin(worker.pid, worker.parent)
+                try:
+                    compiled = pack_code(compile_snippet(code, limits))
+                except PolicyError as exc:
+                    return syntax_result(exc)
+                await stream.send(encode({"op": "code", "compiled": compiled}))
+                replenished = True
+                self._replenish()
+                return None
+
+            result = await self._run(session, stream, code, bindings, limits, namespace, docs,
+                                     controller, {"compiled": True}, after_request)
+            return result if jail is None else replace(result, jail=jail)
         finally:
             worker.kill()
             stream.close()
-            self._replenish()
+            if not replenished:
+                self._replenish()
 
     async def _run(self, session: _Session, stream: _HostChannel, code: str,
                    bindings: Bindings, limits: Limits, namespace: str,
                    docs: Mapping[str, str] | None, controller: RunController | None,
-                   extra: Mapping[str, Any] | None = None) -> RunResult:
+                   extra: Mapping[str, Any] | None = None,
+                   after_request: Callable[[], Awaitable[RunResult | None]] | None = None) -> RunResult:
+        """Send the run request, then (`after_request`) what follows it, which may end the run
+        with a result of its own; then serve the worker until its result."""
         request = {
             "op": "run",
             "code": code,
@@ -375,6 +458,10 @@ class WorkerRuntime:
             request["live"] = True  # the worker then sends each print as an `out` frame
         try:
             await stream.send(encode(request))
+            if after_request is not None:
+                early = await after_request()
+                if early is not None:
+                    return early
         except OSError:
             return RunResult(error=RunError("crashed", CRASHED_MESSAGE))
         result: RunResult | None = None
@@ -382,7 +469,8 @@ class WorkerRuntime:
             async with anyio.create_task_group() as tg:
                 cancel_on(controller, tg)
                 result = await session.serve(tg)
-                tg.cancel_scope.cancel()
+                if controller is not None or session.tasks:
+                    tg.cancel_scope.cancel()  # costs loop turns: only when a task is there to stop
         if result is not None:
             return result
         return RunResult(error=interruption(
@@ -411,6 +499,8 @@ class _Session:
         self.source_lines = source_lines
         self.calls = 0
         self.in_flight = 0
+        #: `_answer` tasks started in the serve's task group and not yet finished.
+        self.tasks = 0
         self.live_bytes = 0
         #: The cancel scope of each call in flight by id, for the worker's `cancel` frames.
         self.scopes: dict[int, CallScope] = {}
@@ -439,21 +529,28 @@ class _Session:
     async def _frame(self) -> dict[str, Any] | None:
         """The next frame, or None when the worker is gone. One receive usually brings a whole
         frame (often several), so this costs one event-loop wake-up per message, not two."""
-        buf = self.buffer
         while True:
-            if len(buf) >= 4:
-                (size,) = HEADER.unpack_from(buf)
-                if size > self.max_frame:
-                    raise ProtocolError(f"frame of {size} bytes exceeds {self.max_frame}")
-                if len(buf) >= 4 + size:
-                    data = bytes(buf[4 : 4 + size])
-                    del buf[: 4 + size]
-                    self.frame_size = size
-                    return parse_frame(data)
+            frame = self._buffered()
+            if frame is not None:
+                return frame
             chunk = await self.stream.receive()
             if not chunk:
                 return None
-            buf += chunk
+            self.buffer += chunk
+
+    def _buffered(self) -> dict[str, Any] | None:
+        buf = self.buffer
+        if len(buf) < 4:
+            return None
+        (size,) = HEADER.unpack_from(buf)
+        if size > self.max_frame:
+            raise ProtocolError(f"frame of {size} bytes exceeds {self.max_frame}")
+        if len(buf) < 4 + size:
+            return None
+        data = bytes(buf[4 : 4 + size])
+        del buf[: 4 + size]
+        self.frame_size = size
+        return parse_frame(data)
 
 
     async def serve(self, tg: anyio.abc.TaskGroup) -> RunResult:
@@ -495,7 +592,8 @@ class _Session:
                     # overtake the earlier ones: calls start in the order the snippet made them.
                     self.in_flight += 1
                     scope = self.scopes[queued["id"]] = CallScope()
-                    tg.start_soon(self._answer, queued, scope)
+                    self.tasks += 1
+                    tg.start_soon(self._answered, queued, scope)
                 batch.clear()
             elif op == "cancel":
                 # The snippet abandoned a call (it cancelled the task awaiting it): cancel it
@@ -547,6 +645,12 @@ class _Session:
         if self.frame_size > self.limits.max_call_bytes + CALL_ENVELOPE + 6 * len(name.encode("utf-8")):
             return ("crashed", "the worker broke the protocol: call arguments exceed max_call_bytes")
         return None
+
+    async def _answered(self, frame: dict[str, Any], scope: CallScope) -> None:
+        try:
+            await self._answer(frame, scope)
+        finally:
+            self.tasks -= 1
 
     async def _answer(self, frame: dict[str, Any], scope: CallScope | None) -> None:
         args, kwargs = frame["a"]
@@ -681,9 +785,9 @@ class _Session:
         raise ProtocolError(f"it reported '{kind}', which the host did not see happen")
 
     def _host_syntax(self, claimed: str) -> str | None:
-        """The host's own refusal of the snippet, compiled as the worker compiles it; None when
-        the host finds nothing wrong. A worker's recursion budget is lower than the host's, so
-        its "too deep" sentences stand even when the host's compile gets through."""
+        """The host's own refusal of the snippet; None when the host finds nothing wrong. The
+        host compiled the snippet it sent, so a worker never compiles one: its claim of
+        `syntax` stands only as the host's text."""
         if self.source is None:
             return None
         try:
@@ -692,7 +796,8 @@ class _Session:
             return str(exc)
         except Exception:
             return None
-        return claimed if claimed in _TOO_DEEP else None
+        return None
+
 
     def _cpu_used(self) -> float | None:
         """CPU seconds the worker has used since its run started, read from /proc."""
@@ -700,10 +805,6 @@ class _Session:
             return None
         now = _cpu_seconds(self.pid, self.parent)
         return None if now is None else now - self.cpu_at_start
-
-
-#: The worker's sentences the host accepts for a snippet its own compile takes (host constants).
-_TOO_DEEP = frozenset(str(PolicyError([Problem(None, text)])) for text in (TOO_DEEP_TO_PARSE, TOO_DEEP_TO_CHECK))
 
 
 def _is_namespace_init(pid: str) -> bool:

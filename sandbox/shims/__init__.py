@@ -71,7 +71,6 @@ from . import (
     zoneinfo,
 )
 from .base import ModuleShim, ShimContext
-from .copy import _checked_copy, _checked_deepcopy  # noqa: F401 - checked by the security tests
 from .enum import _EnumType  # noqa: F401 - checked by the security tests
 from .functools import cached_property
 

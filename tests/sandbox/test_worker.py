@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import time
 
 import anyio
 import pytest
@@ -87,10 +88,13 @@ def test_a_killed_worker_is_reported_as_crashed() -> None:
     async def started() -> None:
         running.set()  # the worker is in the middle of its run: it waits for this answer
 
+    killed: list[int] = []
+
     async def killer() -> None:
         await running.wait()
-        for pid in runtime.worker_pids():
+        for pid in runtime.worker_pids():  # the running worker, and any the pool holds
             os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
 
     async def main() -> sandbox.RunResult:
         async with anyio.create_task_group() as tg:
@@ -102,8 +106,38 @@ def test_a_killed_worker_is_reported_as_crashed() -> None:
         result = anyio.run(main)
         assert result.error is not None and result.error.kind == "crashed", result
         assert "worker process died" in result.error.message
+        _wait_gone(killed)
         after = anyio.run(lambda: runtime.run("return 2", bindings={}, limits=Limits()))
         assert after.value == 2
+    finally:
+        runtime.close()
+
+
+def _wait_gone(pids: list[int], timeout: float = 30.0) -> None:
+    """Until none of `pids` exists any more (a killed process is gone once it has exited)."""
+    deadline = time.monotonic() + timeout
+    while any(os.path.exists(f"/proc/{pid}") for pid in pids):
+        assert time.monotonic() < deadline, f"killed workers still exist: {pids}"
+        time.sleep(0.01)
+
+
+def test_a_pooled_worker_that_died_while_waiting_costs_no_run() -> None:
+    runtime = WorkerRuntime(pool_size=2)
+    try:
+        runtime.start()
+        assert anyio.run(lambda: runtime.run("return 1", bindings={}, limits=Limits())).value == 1
+        deadline = time.monotonic() + 30
+        while len(runtime.worker_pids()) < 2:  # the pool is full again
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        idle = runtime.worker_pids()
+        for pid in idle:
+            os.kill(pid, signal.SIGKILL)
+        _wait_gone(idle)
+        results = [anyio.run(lambda: runtime.run("return 2", bindings={}, limits=Limits())) for _ in range(3)]
+        assert [r.error for r in results] == [None, None, None]
+        assert [r.value for r in results] == [2, 2, 2]
+        assert not set(idle) & set(runtime.worker_pids())
     finally:
         runtime.close()
 
@@ -233,3 +267,39 @@ def test_a_binding_that_cancels_the_run_ends_it_even_if_the_snippet_catches(back
     result = anyio.run(main)
     assert result.error == sandbox.RunError("cancelled", "the run was cancelled: replay mismatch")
     assert result.value is None
+
+
+#: Runs in the worker template: any compile in a worker process (not the template's own
+#: warm-up) fails the run, so a run that succeeds ran the host's compile.
+_NO_COMPILE_IN_WORKERS = (
+    "import os, sandbox.execution as _e\n"
+    "_template, _compile = os.getpid(), _e.compile_snippet\n"
+    "def _refuse(*a, **k):\n"
+    "    if os.getpid() != _template:\n"
+    "        raise RuntimeError('a worker compiled a snippet')\n"
+    "    return _compile(*a, **k)\n"
+    "_e.compile_snippet = _refuse\n"
+)
+
+
+def test_workers_run_the_hosts_compile_and_never_compile_themselves() -> None:
+    runtime = WorkerRuntime(pool_size=1, _template_prelude=_NO_COMPILE_IN_WORKERS)
+
+    async def main() -> list[sandbox.RunResult]:
+        fresh = await runtime.run("def f(x):\n    return x * 2\nreturn f(21)", bindings={}, limits=Limits())
+        refused = await runtime.run("return (1 +", bindings={}, limits=Limits())
+        session = sandbox.open_session(runtime)
+        try:
+            kept = [await session.run("n = 20", limits=Limits()), await session.run("return n + 2", limits=Limits())]
+        finally:
+            session.close()
+        return [fresh, refused, *kept]
+
+    try:
+        fresh, refused, set_n, read_n = anyio.run(main)
+        assert (fresh.error, fresh.value) == (None, 42)
+        assert refused.error is not None and refused.error.kind == "syntax"
+        assert refused.error.message.startswith("line 1: invalid syntax")
+        assert (set_n.error, read_n.error, read_n.value) == (None, None, 22)
+    finally:
+        runtime.close()

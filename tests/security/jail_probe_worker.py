@@ -68,8 +68,11 @@ def buf(size: int = 512) -> int:
 
 
 class _RawExecution:
-    def __init__(self, code: str, names: list[str], limits, namespace: str = "tools", docs=None, **session) -> None:
+    def __init__(self, code: str, names: list[str], limits, namespace: str = "tools", docs=None,
+                 compiled=None, **session) -> None:
         self.code = code
+        if callable(compiled):
+            compiled()  # the host's code frame follows the request: read it (and run `code` raw)
 
     def failure(self, error):
         return RunResult(error=error)

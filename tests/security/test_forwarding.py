@@ -102,42 +102,56 @@ def test_enum_copy_plant_through_a_forwarder_inprocess(attrgetter_plant) -> None
 
 
 # -- class-level copy hooks ----------------------------------------------------------------------
-def _snippet_function() -> Any:
-    """A function compiled from a snippet (what a data-driven class builder could be handed)."""
+def _snippet_function() -> tuple[Any, list[Any]]:
+    """A function compiled from a snippet (what a data-driven class builder could be handed), and
+    the list it records its calls in."""
     code = """
 import operator
+calls = []
 def mk():
     return operator.attrgetter
 def red(self, proto):
+    calls.append(proto)
     return (mk, (), (None, {"_count": -1}))
-return red
+return [red, calls]
 """
     ex = Execution(code, [], sandbox.Limits())
     ex.start()
     ex.step()
     main = ex.scheduler.main
     assert main is not None and main.done and main.error is None
-    return main.value
+    red, calls = main.value
+    return red, calls
 
 
-@pytest.mark.parametrize("copier", [shims._checked_copy, shims._checked_deepcopy], ids=["copy", "deepcopy"])
-def test_class_level_reduce_hook_from_data_is_refused(copier: Any) -> None:
-    """Even with the real enum base in hand (as route (a) had), a class-level hook that no class
-    statement defined is refused before `copy` calls it."""
-    red = _snippet_function()
+def _run_copy_shim() -> Any:
+    """A run's own `copy` module, as its snippet imports it."""
+    ex = Execution("return 1", [], sandbox.Limits())
+    return ex.globals["__builtins__"]["__import__"]("copy", ex.globals, None, (), 0)
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy"])
+def test_class_level_reduce_hook_from_data_is_never_called(how: str) -> None:
+    """Even with the real enum base in hand (as route (a) had), a class-level reduce hook that no
+    class statement defined is never called: the prelude runs no reduce protocol, and an enum
+    member is its own copy."""
+    red, calls = _snippet_function()
+    copier = getattr(_run_copy_shim(), how)
     made = enum.Enum("Made", {"A": 1, "__reduce_ex__": red, "__copy__": None})  # type: ignore[misc]
-    with pytest.raises(TypeError, match="defines __reduce_ex__ outside a class statement"):
-        copier(made.A)
-    if copier is shims._checked_deepcopy:
-        with pytest.raises(TypeError, match="outside a class statement"):
-            copier([{"k": made.A}])  # nested: a deep copy would reach it too
+    assert copier(made.A) is made.A
+    if how == "deepcopy":
+        assert copier([{"k": made.A}])[0]["k"] is made.A  # nested: a deep copy reaches it too
+    assert calls == []
 
 
-def test_class_level_getstate_hook_from_data_is_refused() -> None:
-    red = _snippet_function()
+def test_class_level_getstate_hook_from_data_is_refused_uncalled() -> None:
+    red, calls = _snippet_function()
     made = type("Made", (), {"__getstate__": red})
-    with pytest.raises(TypeError, match="defines __getstate__ outside a class statement"):
-        shims._checked_copy(made())
+    copy_shim = _run_copy_shim()
+    for copier in (copy_shim.copy, copy_shim.deepcopy):
+        with pytest.raises(TypeError, match="cannot copy a 'Made' object in the sandbox"):
+            copier(made())
+    assert calls == []
 
 
 # -- format: the real str.format never comes back ------------------------------------------------
@@ -426,13 +440,12 @@ return out
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_snippet_copy_hooks_run_as_its_own_code(sb, backend: str) -> None:
     """`__copy__`/`__deepcopy__` defined in a class statement (issue 12) are called with the
-    snippet's own object (and, for deepcopy, an opaque token standing for the copy's memo, which
-    holds real ids and the host originals: tests/security/test_copy_memo.py); the hooks of host
-    objects stay unreadable."""
+    snippet's own object (and, for deepcopy, the copy's memo: a plain dict of the snippet's own
+    objects, tests/security/test_copy_memo.py); the hooks of host objects stay unreadable."""
     result = await sb.run(SNIPPET_COPY_HOOKS, backend=backend)
     assert result.ok, result
     assert result.value == ["copied", "deep", ["deep"], "__copy__ refused", "__deepcopy__ refused"]
-    assert result.logs == ["copy ran C", "deep ran MemoToken", "deep ran MemoToken"]
+    assert result.logs == ["copy ran C", "deep ran dict", "deep ran dict"]
     sb.assert_no_leak(result)
 
 

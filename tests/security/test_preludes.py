@@ -357,12 +357,16 @@ async def test_urlencode_walks_the_query_as_the_snippet_and_quotes_plain_copies(
     assert urllib.parse.quote_plus("a&b") == "a%26b"
 
 
-def test_a_prelude_function_planted_as_a_copy_hook_counts_as_the_snippets() -> None:
-    """The checked copy trusts class-level reduce hooks only when host code defined them; a
-    prelude's function is the run's own code, so a class built from data with one is refused."""
+def test_a_prelude_function_planted_as_a_copy_hook_is_never_called() -> None:
+    """The `copy` prelude runs no reduce protocol: a class built from data with a prelude's
+    function as its `__reduce_ex__` copies as an enum member does (itself), and the hook never
+    runs (it would fail on the arguments it got)."""
     import enum
 
-    urlencode = shims.ShimSet(RunGuards(), {}).get("urllib.parse").urlencode  # type: ignore[union-attr]
+    guards = RunGuards()
+    shim_set = shims.ShimSet(guards, {})
+    urlencode = shim_set.get("urllib.parse").urlencode  # type: ignore[union-attr]
     made = enum.Enum("Made", {"A": 1, "__reduce_ex__": urlencode, "__copy__": None})  # type: ignore[misc]
-    with pytest.raises(TypeError, match="defines __reduce_ex__ outside a class statement"):
-        shims._checked_copy(made.A)
+    copy_shim = shim_set.get("copy")
+    assert copy_shim.copy(made.A) is made.A  # type: ignore[union-attr]
+    assert copy_shim.deepcopy([made.A])[0] is made.A  # type: ignore[union-attr]

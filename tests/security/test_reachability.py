@@ -181,12 +181,6 @@ SANCTIONED_SANDBOX = frozenset(
         # the pathlib shim's own pure paths (sandbox/shims/pathlib.py): strings in private slots
         "PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath", "_PathParents",
         "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag",
-        # what a snippet class's `__deepcopy__`/`__getattr__` is stored and read as (the memo
-        # hidden): the hook in a private slot, whether the class body or a write defined it
-        "DeepcopyHook", "_HiddenMemoCall", "_GetattrHook", "_GetattrAnswer",
-        # the deepcopy memo as a snippet's `__deepcopy__(self, memo)` receives it (found by the
-        # boundary fuzz): an opaque read-only token only the copy shim redeems
-        "MemoToken",
     }
 )
 #: Bound methods of these sandbox objects are the sanctioned API (`print`, `setattr`, ...):

@@ -168,23 +168,23 @@ async def test_a_session_runs_cpu_limit_counts_from_the_runs_own_start() -> None
 SPEAK_BETWEEN_RUNS = """
 import time, sandbox.protocol as protocol
 original = protocol.BlockingChannel.receive
-def receive(self, timeout=None):
+def receive(self, *args, **kwargs):
     protocol.BlockingChannel.receive = original
     time.sleep(0.3)  # after the host has read the result (sent at once, it is caught with it)
     os.write(3, b"\\x00\\x00\\x00\\x0e{\\"op\\":\\"done\\"}")
-    return original(self, timeout)
+    return original(self, *args, **kwargs)
 protocol.BlockingChannel.receive = receive
 result = "armed"
 """
 SPIN_BETWEEN_RUNS = """
 import time, sandbox.protocol as protocol
 original = protocol.BlockingChannel.receive
-def receive(self, timeout=None):
+def receive(self, *args, **kwargs):
     protocol.BlockingChannel.receive = original
     end = time.process_time() + 0.5
     while time.process_time() < end:
         pass
-    return original(self, timeout)
+    return original(self, *args, **kwargs)
 protocol.BlockingChannel.receive = receive
 result = "armed"
 """

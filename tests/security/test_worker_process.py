@@ -584,12 +584,12 @@ def test_no_overflowing_number_reaches_a_binding_or_a_result(probe, op):
 COMPUTE_AFTER_DONE = """
 import time, sandbox.protocol as protocol
 original = protocol.BlockingChannel.receive
-def receive(self, timeout=None):
+def receive(self, *args, **kwargs):
     protocol.BlockingChannel.receive = original
     end = time.process_time() + 1.5  # CPU seconds, burnt as soon as the result is sent
     while time.process_time() < end:
         pass
-    return original(self, timeout)
+    return original(self, *args, **kwargs)
 protocol.BlockingChannel.receive = receive
 result = "armed"
 """
