@@ -291,7 +291,7 @@ class RunKernels:
         its own). Host classes that only add methods (pure-Python classes defining no copy
         hooks, no `__new__` and no slots) are passed over; any other host base is refused,
         because its own copy protocol would be the only one that knows its state."""
-        found = self._layouts.get(cls) if type(cls) is type else None
+        found = self._layouts.get(cls) if isinstance(cls, type) else None  # no snippet metaclass: hashed by identity
         if found is not None:
             return found
         if not (isinstance(cls, type) and self._guards.owns_class(cls)):
