@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -155,8 +156,17 @@ async def profile(runs: int, pause: float) -> dict[str, list[float]]:
     def add(name: str, value: float) -> None:
         phases.setdefault(name, []).append(value)
 
+    def template_cpu_us() -> float:
+        template = runtime._template
+        assert template is not None
+        with open(f"/proc/{template.process.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") * 1e6
+
     try:
         for n in range(runs + 5):
+            if n == 5:
+                host_cpu, template_cpu = time.process_time(), template_cpu_us()
             if pause:
                 await anyio.sleep(pause)
             marks.t.clear()
@@ -192,6 +202,13 @@ async def profile(runs: int, pause: float) -> dict[str, list[float]]:
                 if a in w:
                     add(f"child: page faults, {label}", w[b][1] - w[a][1])
                     add(f"child: CPU µs, {label}", w[b][2] - w[a][2])
+        # CPU per run of each process (the child's from its own marks, above; its exit is
+        # not counted): what back-to-back runs share two cores with.
+        phases["host: CPU µs per run (process_time)"] = [(time.process_time() - host_cpu) / runs * 1e6]
+        phases["template: CPU µs per run (/proc, 10 ms ticks)"] = [(template_cpu_us() - template_cpu) / runs]
+        phases["child: CPU µs per run, set-up + confine + run"] = [
+            a + b + c for a, b, c in zip(phases["child: CPU µs, set-up"], phases["child: CPU µs, confine"],
+                                         phases["child: CPU µs, run"], strict=True)]
     finally:
         runtime.close()
     return phases

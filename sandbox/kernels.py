@@ -158,6 +158,12 @@ class RunKernels:
 
         return read
 
+    def type_of(self, obj: Any) -> type:
+        """The snippet's one-argument `type(obj)` as a plain call (the run's `type` is a class,
+        and calling it costs a `__new__`): never a metaclass, the run's `type` for a class."""
+        found = type(obj)
+        return self._guards.safe_type if issubclass(found, type) else found
+
     def owns(self, obj: Any) -> bool:
         """The snippet (or a prelude) made this object, its class, or this function."""
         return self._guards.owns(obj)

@@ -16,8 +16,9 @@ A child puts itself in its own process group, closes every descriptor but its ch
 stdio (/dev/null), lowers its static rlimits (file size 0, open files, processes, core dumps),
 chroots into an empty directory and takes a uid of its own where it can, drops its capabilities,
 loads the syscall filter, and waits for one `run` message. Then it lowers its address-space and
-CPU limits for this run, arms a wall-clock timer, runs the snippet, sends one `done` frame and
-exits. It is never reused.
+CPU limits for this run, arms a wall-clock timer, builds the run, takes the host's compile of
+the snippet from a `code` frame (a worker never compiles source), runs it, sends one `done`
+frame and exits. It is never reused.
 
 A session worker is the same child, confined the same way, whose first message is `session`
 instead of `run`: it sets the session's hard limits and then serves one `run` after another with

@@ -1,9 +1,11 @@
 """The worker backend, host side: a template process, a pool of warm workers, one run each.
 
 `WorkerRuntime` starts the template lazily (see `sandbox.worker`), keeps `pool_size` forked
-workers waiting, and for each run takes one, sends it the snippet, serves its host calls, and
-kills its process group when the run ends, whatever the reason. The host never blocks on a
-worker: a spawn request is one `sendmsg` to the template, and everything else is awaited.
+workers waiting, and for each run takes one, sends it the run request, then (while the worker
+wakes up and builds the run) compiles the snippet under the policy and sends the code object,
+serves its host calls, and kills its process group when the run ends, whatever the reason. The
+host never blocks on a worker: a spawn request is one `sendmsg` to the template, and everything
+else is awaited.
 
 Nothing here is bound to an event loop between runs, so one runtime can serve runs from
 successive `anyio.run` calls. Cancelling the task that awaits `run()` kills the worker. A worker
@@ -58,7 +60,7 @@ from .protocol import (
     pack_code,
     parse_frame,
 )
-from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, RunError, RunResult
+from .result import ERROR_KINDS, MAX_ERROR_MESSAGE, JailLevel, RunError, RunResult
 from .scheduler import MAX_TASKS, call_limit_message
 
 #: Extra wall time the host allows before killing a worker whose own timer did not end it
@@ -302,10 +304,13 @@ class WorkerRuntime:
             return self._spawn_locked()
 
     def _replenish(self) -> None:
-        """Top the pool up after a run, so the fork does not compete with the run for CPU."""
+        """Top the pool up (while a run's worker runs, or after it), and read the pid frames of
+        pooled workers that have arrived meanwhile, so the next run does not."""
         with self._lock:
             if self._closed:
                 return
+            for waiting in self._warm:
+                waiting.read_pid()
             try:
                 while len(self._warm) < self.pool_size:
                     self._warm.append(self._spawn_locked())
@@ -320,8 +325,11 @@ class WorkerRuntime:
             if worker.jail is None:
                 # Only the template's pid frame comes before a run request: nothing is left
                 # buffered for the run's own reader.
+                channel = BlockingChannel(worker.sock)
+                channel.buffer += worker.read  # what `read_pid` took of the frame already
+                worker.read.clear()
                 try:
-                    frame = BlockingChannel(worker.sock).receive(timeout)
+                    frame = channel.receive(timeout)
                 except (OSError, ProtocolError, ChannelClosed) as exc:
                     raise TimeoutError("the worker template did not report its jail") from exc
                 worker.pid, worker.jail = _pid_frame(frame)
@@ -391,25 +399,27 @@ class WorkerRuntime:
         worker = self._acquire()
         stream = _HostChannel(worker.sock)
         replenished = False
+        jail: JailLevel | None = None
         try:
             session = _Session(stream, bindings, limits, controller, namespace=namespace,
                                source_lines=code.count("\n") + 1, source=code)
             session.buffer += worker.read
-            if worker.pid is None:
-                with anyio.move_on_after(SPAWN_TIMEOUT):
-                    worker.pid, worker.jail = _pid_frame(await session._frame())
-            if worker.pid is None or worker.jail is None:
-                return RunResult(error=RunError("crashed", "no worker process could be started"))
-            if not worker.jail.full and not self.allow_weak_jail:
-                raise JailError(worker.jail.refusal())
-            jail = "full" if worker.jail.full else "weak"
-            pid, parent = worker.pid, worker.parent
 
             async def after_request() -> RunResult | None:
-                # The worker wakes up and builds the run meanwhile: the host's compile, its
-                # first /proc read and the pool's top-up all happen in the shadow of that.
-                nonlocal replenished
-                session.begin(pid, parent)
+                # The run request went first, so the worker wakes up and builds the run while
+                # the host reads its pid, checks its jail, compiles, reads /proc and tops up
+                # the pool. No code is sent before the jail is checked: until then the worker
+                # can run nothing.
+                nonlocal replenished, jail
+                if worker.pid is None:
+                    with anyio.move_on_after(SPAWN_TIMEOUT):
+                        worker.pid, worker.jail = _pid_frame(await session._frame())
+                if worker.pid is None or worker.jail is None:
+                    return RunResult(error=RunError("crashed", "no worker process could be started"))
+                if not worker.jail.full and not self.allow_weak_jail:
+                    raise JailError(worker.jail.refusal())
+                jail = "full" if worker.jail.full else "weak"
+                session.begin(worker.pid, worker.parent)
                 try:
                     compiled = pack_code(compile_snippet(code, limits))
                 except PolicyError as exc:
@@ -419,8 +429,9 @@ class WorkerRuntime:
                 self._replenish()
                 return None
 
-            return replace(await self._run(session, stream, code, bindings, limits, namespace, docs,
-                                           controller, {"compiled": True}, after_request), jail=jail)
+            result = await self._run(session, stream, code, bindings, limits, namespace, docs,
+                                     controller, {"compiled": True}, after_request)
+            return result if jail is None else replace(result, jail=jail)
         finally:
             worker.kill()
             stream.close()

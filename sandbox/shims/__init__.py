@@ -73,7 +73,6 @@ from . import (
 from .base import ModuleShim, ShimContext
 from .enum import _EnumType  # noqa: F401 - checked by the security tests
 from .functools import cached_property
-from .string import Template
 
 _SHIM_MODULES: tuple[ModuleType, ...] = (
     abc, asyncio, base64, binascii, bisect, calendar, collections, contextlib, copy, csv,
@@ -239,16 +238,13 @@ def make_import(shims: ShimSet) -> Callable[..., Any]:
     return import_
 
 
-# The sandbox's replacements show the package path, as a module shim's members would.
-for _cls in (Template, cached_property):
-    _cls.__module__ = __name__
-del _cls
+# The sandbox's replacement shows the package path, as a module shim's members would.
+cached_property.__module__ = __name__
 
 __all__ = [
     "ALLOWED_MODULES",
     "ModuleShim",
     "ShimSet",
-    "Template",
     "cached_property",
     "make_import",
 ]

@@ -111,6 +111,31 @@ def _own_receiver(cls: type, name: str, method: Callable[..., Any]) -> Callable[
     return checked
 
 
+#: The code of every `_own_receiver` wrapper (one per generated method, all alike).
+_OWN_RECEIVER_CODE = _own_receiver(object, "x", lambda self: None).__code__
+
+
+def is_generated_method(value: Any, name: str) -> bool:
+    """`value` is the method `name` that `@dataclass` generated, as `_own_receiver` wrapped it
+    (CPython's `pprint` asks the generated `__repr__`'s `__wrapped__`, which ours does not carry
+    on purpose). Only exact host functions are looked into, by the identity of their code."""
+    if type(value) is not types.FunctionType or value.__code__ is not _OWN_RECEIVER_CODE:
+        return False
+    cells = dict(zip(_OWN_RECEIVER_CODE.co_freevars, value.__closure__ or (), strict=True))
+    held = cells["name"].cell_contents
+    if type(held) is not str or held != name:
+        return False
+    method = cells["method"].cell_contents
+    if type(method) is not types.FunctionType:
+        return False
+    # `_recursive_repr` wraps the generated `__repr__`; an exact function runs no code on reads.
+    original = method.__dict__.get("__wrapped__", method)
+    if type(original) is not types.FunctionType:
+        return False
+    qualname = original.__qualname__
+    return type(qualname) is str and "__create_fn__" in qualname
+
+
 def _guard_generated(before: Mapping[str, Any], cls: Any) -> Any:
     """Wrap every function the decorator put on `cls` (those not in the class body `before`)."""
     if not isinstance(cls, type):

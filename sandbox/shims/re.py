@@ -32,10 +32,17 @@ def _plain_flags(flags: Any) -> Any:
     return re.RegexFlag(int.__int__(flags)) if isinstance(flags, int) else flags
 
 
+#: What a pattern may be once `plain_str` has copied it: what `re`'s cache may be keyed on.
+_PATTERN_TYPES = frozenset({str, bytes, re.Pattern})
+
+
 def plain_re(fn: Callable[..., Any]) -> Callable[..., Any]:
     @named_after(fn)
     def call(pattern: Any, *args: Any, **kwargs: Any) -> Any:
         pattern = plain_str(pattern)
+        if type(pattern) not in _PATTERN_TYPES:
+            # CPython's words, said before its cache lookup hashes (and compares) the object.
+            raise TypeError("first argument must be string or compiled pattern")
         if fn.__name__ in ("sub", "subn"):
             if "repl" in kwargs:
                 kwargs["repl"] = plain_str(kwargs["repl"])

@@ -1,42 +1,33 @@
-"""`string`: the constants, `capwords` and a checked `Template`. `string.Formatter` is left out:
-its `get_field` traverses attributes unchecked."""
+"""`string`: the constants, `capwords` and `Template`. `Template` is a prelude
+(`sandbox/prelude/string.rpy`, a port of CPython's): placeholders are looked up in the snippet's
+mapping as its own code, and a subclass's pattern settings are compiled with the `re` shim (the
+stdlib's `__init_subclass__` handed a lying `delimiter` to the real `re.escape`, which gave it
+`re`'s own translation table). `string.Formatter` is left out: its `get_field` traverses
+attributes unchecked."""
 
 from __future__ import annotations
 
+import functools
 import string
 from typing import Any
 
-from ..guards import CHECKED_REPLACEMENTS
-from .base import pick
+from .base import ShimContext, pick
 
 NAME = "string"
+PER_RUN = True
 
 
-class Template(string.Template):
-    """`string.Template` whose subclasses' pattern settings are made plain strings before the
-    stdlib compiles them (it escapes `delimiter` through `re.escape`, see the `re` shim)."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        for name in ("delimiter", "idpattern", "braceidpattern"):
-            value = type.__getattribute__(cls, name)
-            if isinstance(value, str):
-                type.__setattr__(cls, name, str.__str__(value))
-        flags = type.__getattribute__(cls, "flags")
-        if isinstance(flags, int):
-            # A lying int subclass would become part of `re`'s cache key (its `__eq__` then
-            # runs whenever the host compiles the same pattern).
-            type.__setattr__(cls, "flags", int.__int__(flags))
-        super().__init_subclass__(**kwargs)
-
-
-CHECKED_REPLACEMENTS.add(Template)
-
-
-def attrs() -> dict[str, Any]:
+@functools.cache
+def _static() -> dict[str, Any]:
     return pick(
         string,
         [
             "ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits",
             "octdigits", "punctuation", "printable", "whitespace", "capwords",
         ],
-    ) | {"Template": Template}
+    )
+
+
+def build(ctx: ShimContext) -> dict[str, Any]:
+    namespace = ctx.run_prelude("string", NAME, {})
+    return {**_static(), "Template": namespace["Template"]}

@@ -684,3 +684,71 @@ def find_forbidden(values: Any, *, depth: int = 4, run_getattr: Any = None,
 
     walk(values, "", 0)
     return found
+
+
+def generated_by_dataclass(code: Any) -> bool:
+    """Code `@dataclass` generated (host-compiled from its templates: `__init__`, `__repr__`,
+    `__eq__`, ...). It stays host code in this step of issue 19, and reads only the fields of its
+    own class's instances, by names the decorator checked."""
+    return code.co_filename == "<string>" and "__create_fn__.<locals>." in code.co_qualname
+
+
+def host_callers(call: Any, *args: Any, allowed: Any = None) -> tuple[Any, list[str]]:
+    """Run `call(*args)` and list every snippet-compiled function (a zoo hook, a recorder) that
+    host-compiled Python code called: the confused-deputy shape, host code acting on a
+    snippet's object with host rights. A call from the snippet's own code or from a prelude
+    (compiled under the snippet's policy) is the snippet acting on its own objects; a C builtin
+    in between (`repr()`, `sorted()`) has no frame, so its Python caller counts. Returns what
+    `call` returned (or the exception it raised) and the findings, `hook <- file:function`.
+    `allowed(code)` exempts callers a test accepts (`generated_by_dataclass`)."""
+    from sandbox.policy import FILENAME
+    from sandbox.prelude import FILENAME_PREFIX
+
+    found: list[str] = []
+    entry = host_callers.__code__
+
+    def own(filename: str) -> bool:
+        return filename == FILENAME or filename.startswith(FILENAME_PREFIX)
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event != "call" or frame.f_code.co_filename != FILENAME:
+            return
+        back = frame.f_back
+        if back is None or back.f_code is entry:
+            return  # the test's own call into the snippet
+        if not own(back.f_code.co_filename) and not (allowed and allowed(back.f_code)):
+            found.append(f"{frame.f_code.co_qualname} <- {back.f_code.co_filename}:{back.f_code.co_name}")
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        outcome = call(*args)
+    except Exception as exc:  # what a hostile object makes the call raise is part of the outcome
+        outcome = exc
+    finally:
+        sys.setprofile(previous)
+    return outcome, found
+
+
+#: What a zoo hook may be handed by a prelude: plain values, or the snippet's own objects.
+PLAIN_RECEIVED = (str, bytes, int, float, bool, type(None), tuple, list, dict)
+
+
+def zoo_through_calls(calls_source: str, *, allowed: Any = None) -> tuple[list[Any], list[Any], list[str], list[Any]]:
+    """Build the zoo, then call each entry of the `CALLS` dict that `calls_source` defines (it
+    returns `[ZOO, LOG, CALLS]`; the calls are snippet code) with every zoo member, watched by
+    `host_callers`. Returns the outcomes, the zoo's log, the host-caller findings, and what the
+    hooks were handed that is neither plain nor the run's own."""
+    value, ex = run_snippet(ZOO_SOURCE + calls_source, budget=False)
+    zoo, log, calls = value
+    outcomes: list[Any] = []
+    found: list[str] = []
+    for name in ZOO_NAMES:
+        for how, call in calls.items():
+            outcome, callers = host_callers(call, zoo[name], allowed=allowed)
+            outcomes.append(outcome)
+            found += [f"{name} / {how}: {c}" for c in callers]
+    owns = ex.shims.context.guards.owns
+    handed = [item for _, args, kwargs in log for item in (*args, *kwargs.values())]
+    foreign = [item for item in handed if type(item) not in PLAIN_RECEIVED and not owns(item)]
+    return outcomes, log, found, foreign

@@ -55,7 +55,9 @@ def _first_run() -> None:
 
 
 HOST_CLASSES = ["textwrap.TextWrapper", "json.JSONDecodeError", "collections.Counter", "fractions.Fraction",
-                "difflib.SequenceMatcher", "string.Template", "enum.Enum", "uuid.UUID"]
+                "difflib.SequenceMatcher", "enum.Enum", "uuid.UUID"]
+#: Classes a prelude makes afresh for every run (the run's own code, so writable as a snippet's).
+PRELUDE_CLASSES = ["string.Template", "pprint.PrettyPrinter", "contextlib.ExitStack"]
 
 
 @pytest.mark.parametrize("path", HOST_CLASSES)
@@ -71,6 +73,19 @@ def test_the_host_classes_a_shim_exposes_are_immutable(path: str) -> None:
     with pytest.raises(TypeError, match="immutable type"):
         delattr(cls, "__doc__")
     assert dict(type.__getattribute__(cls, "__dict__")) == before
+
+
+@pytest.mark.parametrize("path", PRELUDE_CLASSES)
+def test_a_prelude_class_is_made_per_run_so_a_write_reaches_no_other_run(path: str) -> None:
+    _first_run()
+    module, _, name = path.partition(".")
+    first, second = (object.__getattribute__(shims.ShimSet(guards.RunGuards(), {}).get(module), "_shim_attrs")[name]
+                     for _ in range(2))
+    assert first is not second
+    type.__setattr__(first, "planted", 1)  # even a real setattr, not the run's checked one
+    assert "planted" not in type.__getattribute__(second, "__dict__")
+    third = object.__getattribute__(shims.ShimSet(guards.RunGuards(), {}).get(module), "_shim_attrs")[name]
+    assert "planted" not in type.__getattribute__(third, "__dict__")
 
 
 def test_every_sandbox_class_a_snippet_reaches_is_immutable() -> None:

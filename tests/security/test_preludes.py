@@ -155,8 +155,28 @@ async def test_cache_of_a_host_class_hands_out_no_raw_method(sb, backend) -> Non
     assert result.value[:2] == ["Timeout", False]
 
 
+@pytest.mark.parametrize("value", ZOO, ids=[type(v).__name__ for v in ZOO])
+def test_the_pprint_kernels_run_no_method_of_a_hostile_object(value: Any) -> None:
+    from sandbox.shims import pprint as pprint_shim
+
+    guards = RunGuards()
+    cases = [(value, False), ([value], False), ({"a": value}, True), ({1, 2.5}, True)]
+    if isinstance(value, (str, int)):
+        cases.append(({value: 1}, False))  # a lying key's type is not plain (built before counting)
+    Calls.count = 0
+    assert kernels.RunKernels(guards).type_of(value) is type(value)
+    assert kernels.RunKernels(guards).type_of(type(value)) is guards.safe_type  # never a metaclass
+    for container, plain_keys in cases:
+        assert pprint_shim._sorts_plainly(container) is plain_keys
+    assert pprint_shim._generated_repr(value) is False
+    with pytest.raises(TypeError, match="SimpleNamespace"):
+        pprint_shim._namespace_names(value)
+    assert Calls.count == 0
+
+
 def test_every_prelude_compiles_under_the_snippet_policy_once_per_process() -> None:
-    assert set(prelude.names()) >= {"abc", "contextlib", "dataclasses", "functools", "operator", "typing"}
+    assert set(prelude.names()) >= {"abc", "contextlib", "dataclasses", "functools", "operator", "pprint", "string",
+                                    "typing"}
     for name in prelude.names():
         for budget in (False, True):
             code = prelude.compiled(name, budget)

@@ -94,7 +94,7 @@ INIT_REINIT = [
         id="reinit-host-uuid-constant",
     ),
     pytest.param(
-        "import string, collections\nstring.Template.__init__(collections.Counter, 'x')\nreturn 1",
+        "import difflib, collections\ndifflib.SequenceMatcher.__init__(collections.Counter)\nreturn 1",
         "import collections\nstate = sorted(k for k in vars(collections.Counter) if not k.startswith('_'))",
         id="init-as-setattr-gadget-on-host-class",
     ),
@@ -121,6 +121,20 @@ def test_inprocess_host_state_untouched(isolated, code, check):
     assert report["result"]["error"]["kind"] == "exception"
     assert 'AttributeError: attribute "__init__" is not accessible' in report["result"]["error"]["message"]
     # ... and in any case the host and the next run must be untouched.
+    assert report["after"] == report["before"]
+    assert report["next"]["value"] == "[1]"
+
+
+def test_a_prelude_init_is_no_setattr_gadget_on_a_host_class(isolated):
+    # `string.Template` is the run's own prelude class, so its `__init__` is readable as a
+    # snippet class's is; it writes with the snippet's rights, which refuse a host class.
+    report = isolated(
+        "import string, collections\nstring.Template.__init__(collections.Counter, 'x')\nreturn 1",
+        "import collections\nstate = sorted(k for k in vars(collections.Counter) if not k.startswith('_'))",
+    )
+    assert not report["hung"]
+    assert report["result"]["error"] is not None, report["result"]
+    assert "TypeError: cannot modify class 'Counter'" in report["result"]["error"]["message"]
     assert report["after"] == report["before"]
     assert report["next"]["value"] == "[1]"
 

@@ -105,6 +105,102 @@ return [urlencode({'q': 'a b&c', 'n': 1, b'x': b'y z'}), urlencode([('a', [1, 2]
         urlencode({'a': [1, 2]}), urlencode({'a': 'b c/d'}, safe='/', quote_via=quote), urlencode([]),
         urlencode({'é': 'ü'}, encoding='latin-1')]
 """,
+    "pprint-dataclasses-and-collections": """
+import pprint, dataclasses, collections
+@dataclasses.dataclass
+class Pt:
+    name: str
+    items: list
+    hidden: int = dataclasses.field(default=3, repr=False)
+@dataclasses.dataclass(repr=False)
+class Quiet(Pt):
+    pass
+@dataclasses.dataclass
+class Own:
+    x: list
+    def __repr__(self):
+        return 'Own(...)'
+@dataclasses.dataclass
+class Node:
+    label: str
+    child: object = None
+n = Node('a' * 30)
+n.child = Node('b' * 30, n)
+data = {'pt': Pt('n' * 30, list(range(25))), 'quiet': Quiet('q', list(range(25))), 'own': Own(list(range(40))),
+        'node': n, 'counter': collections.Counter('abracadabra' * 5), 'deque': collections.deque(range(30)),
+        'bounded': collections.deque(range(30), maxlen=40), 'ordered': collections.OrderedDict(b=list(range(20)), a=1),
+        'default': collections.defaultdict(list, {'x': list(range(25))}),
+        'chain': collections.ChainMap({'a': list(range(20))}, {'b': 'x' * 70}),
+        'empty': [collections.Counter(), collections.deque(), collections.OrderedDict(), collections.defaultdict(int),
+                  collections.ChainMap(), set(), frozenset(), '', b''],
+        'text': 'lorem ipsum dolor sit amet ' * 6 + '\\nnext line', 'raw': b'0123456789' * 12,
+        'bytearray': bytearray(b'ab' * 50), 'sets': [set(range(30)), frozenset('abcdefghijklmnopqrstuvwxyz')],
+        'nums': [10 ** 12, -(10 ** 15), 1.5, 2j]}
+out = []
+for width in (1, 30, 80):
+    for compact in (False, True):
+        out.append(pprint.pformat(data, width=width, compact=compact))
+out.append(pprint.pformat(data, indent=4, depth=2, sort_dicts=False, underscore_numbers=True))
+out.append(pprint.pformat(Pt('p', [Pt('q', list(range(20)))]), width=20))
+return out
+""",
+    "pprint-printer-and-helpers": """
+import pprint
+class Upper(pprint.PrettyPrinter):
+    def format(self, object, context, maxlevels, level):
+        if isinstance(object, str):
+            return repr(object.upper()), True, False
+        return super().format(object, context, maxlevels, level)
+data = {'b': ['x' * 20, 'y' * 20, ('z',)], 'a': {'k': 'v', 'n': [1, 2, [3, [4, [5]]]]}}
+rec = [1, 2]
+rec.append(rec)
+p = pprint.PrettyPrinter(indent=2, width=30, depth=3, compact=True)
+out = [p.pformat(data), Upper(width=20).pformat(data), p.isreadable(data), p.isrecursive(data),
+       Upper().isreadable(['a']), pprint.saferepr(data), pprint.isreadable(data),
+       pprint.isreadable(pprint), pprint.isrecursive(rec), pprint.saferepr({1: rec}).split(' with id')[0],
+       pprint.pformat(1234567, underscore_numbers=True), pprint.pformat(True, underscore_numbers=True)]
+for bad in (lambda: pprint.PrettyPrinter(indent=-1), lambda: pprint.pformat(1, depth=0),
+            lambda: pprint.pformat(1, width=0), lambda: pprint.pformat(1, indent='x')):
+    try:
+        bad()
+    except ValueError as e:
+        out.append([type(e).__name__, str(e)])
+return out
+""",
+    "string-template": """
+import string
+t = string.Template('$who likes ${what} for $$5, $who')
+class Mapping:
+    def __getitem__(self, key):
+        if key == 'what':
+            return ['tea']
+        raise KeyError(key)
+class Percent(string.Template):
+    delimiter = '%'
+    idpattern = '[a-z]+'
+class Braces(string.Template):
+    braceidpattern = '[A-Z.]+'
+class Own(string.Template):
+    pattern = r'@(?:(?P<escaped>@)|(?P<named>[a-z]+)|\\{(?P<braced>[a-z]+)\\}|(?P<invalid>))'
+class Odd(string.Template):
+    pattern = r'#(?P<named>[a-z]+)|(?P<other>!)'
+out = [t.substitute(who='tim', what='kung pao'), t.substitute({'who': 'a', 'what': 'b'}, who='kw'),
+       t.safe_substitute(Mapping(), who='ann'), t.safe_substitute(), t.get_identifiers(), t.is_valid(),
+       string.Template('$ x').is_valid(), Percent('%a %% %b').safe_substitute(a=1),
+       Braces('${A.B} $x').substitute({'A.B': 1, 'x': 2}), Own('@a @@ @{b}').substitute(a=1, b=2),
+       Own.pattern.pattern, repr(Percent.flags), repr(string.Template.flags), Percent.pattern.flags,
+       t.template, string.Template.delimiter, string.Template.idpattern,
+       string.capwords(' aBc  dEf ')]
+for bad in (lambda: string.Template('line one\\nabcd $').substitute(), lambda: string.Template('${a').substitute(a=1),
+            lambda: t.substitute(who='x'), lambda: t.substitute(Mapping(), who='w', what2=1),
+            lambda: t.substitute({}, {}), lambda: Odd('!').substitute(), lambda: Odd('!').is_valid(),
+            lambda: Odd('!').get_identifiers(), lambda: Odd('#a').substitute(a=1)):
+    try:
+        bad()
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        out.append([type(e).__name__, str(e) if not isinstance(e, ValueError) else str(e.args[0])])
+return out
+""",
     "contextlib-common": """
 import contextlib
 log = []
