@@ -41,6 +41,8 @@ from .policy import READABLE_PRIVATE
 from .raised import mark_raised
 
 _MISSING = object()
+#: Where the sandbox's own code lives (its functions are not host methods to route).
+_SANDBOX_DIR = __file__.rpartition("/")[0] + "/"
 
 
 # -- names ---------------------------------------------------------------------------------------
@@ -282,6 +284,45 @@ def _register_own(cls: type, value: Any) -> None:
             _OWN_METHODS.setdefault(id(entry), (entry, set()))[1].add(cls)
 
 
+def register_host_methods(classes: Iterable[type]) -> None:
+    """Put the methods of the shared host classes (`collections.Counter`, `fractions.Fraction`,
+    `textwrap.TextWrapper`, the `collections.abc` mixins...) behind the same receiver check as
+    the sandbox's own: their code runs with host rights on whatever it gets as `self`, and
+    `Counter.copy(cls)` runs `self.__class__(self)`, which for a class is the real `type`.
+    Called once, when every shared class is frozen (`sandbox.shims`), with all of them; only
+    functions and properties defined in the class body count (their `__qualname__` names the
+    class, whatever name holds them: `Calendar.firstweekday` is a property over
+    `Calendar.getfirstweekday`): a module function stored in a class (`total_ordering`'s) is a
+    plain function."""
+    for cls in classes:
+        qualname = type.__getattribute__(cls, "__qualname__")
+        for value in type.__getattribute__(cls, "__dict__").values():
+            fns = (value.fget, value.fset, value.fdel) if type(value) is property else (value,)
+            if any(type(fn) is types.FunctionType and fn.__qualname__.rpartition(".")[0] == qualname for fn in fns):
+                _register_own(cls, value)
+
+
+def host_methods() -> dict[str, list[Any]]:
+    """Public name -> the registered functions and properties that classes a snippet reaches
+    and that are not the sandbox's own hold under that name (for the policy's routed names and
+    their test)."""
+    found: dict[str, list[Any]] = {}
+    for value, owners in list(_OWN_METHODS.values()):
+        if type(value) is property:
+            fns = [f for f in (value.fget, value.fset, value.fdel) if type(f) is types.FunctionType]
+        elif type(value) is types.FunctionType:
+            fns = [value]
+        else:
+            continue
+        if not fns or fns[0].__code__.co_filename.startswith(_SANDBOX_DIR):
+            continue
+        for cls in owners:
+            for name, held in type.__getattribute__(cls, "__dict__").items():
+                if held is value and not name.startswith("_"):
+                    found.setdefault(name, []).append(value)
+    return found
+
+
 def _owners(value: Any) -> set[type]:
     found = _OWN_METHODS.get(id(value))
     return found[1] if found is not None and found[0] is value else set()
@@ -505,6 +546,44 @@ def judge(value: Any) -> Any:
     return value
 
 
+#: Exact containers whose items a returned value is judged by (one level: what host code built).
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+_SCALARS = _PLAIN_TYPES.difference(_CONTAINERS)
+
+
+def _outside(what: str, value: Any, passed: bool) -> TypeError:
+    verb = "would pass a callback" if passed else "returned"
+    return TypeError(f"{what}() {verb} a {type(value).__name__} object, which leads outside the sandbox")
+
+
+def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
+    items: Iterable[Any] = value
+    if type(value) is dict:
+        items = (*dict.keys(value), *dict.values(value))
+    if _PLAIN_TYPES.issuperset(map(type, items)):
+        return  # the usual case, at C speed
+    for item in items:
+        if type(item) not in _PLAIN_TYPES and forbidden(item):
+            raise _outside(what, item, passed)
+
+
+def judge_crossing(value: Any, what: str, passed: bool = False) -> Any:
+    """`judge` for a value host code hands over (a shim function's return, an argument it
+    passes to a snippet callback): PLAIN as it is, WRAPPED as its stand-in, FORBIDDEN a
+    `TypeError` naming `what`; the items of an exact container are refused if forbidden."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind in _PLAIN_TYPES:
+        if value:
+            _refuse_forbidden_items(value, what, passed)
+        return value
+    try:
+        return judge(value)
+    except AttributeError:
+        raise _outside(what, value, passed) from None
+
+
 def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
     """`getattr` for snippets: refuses private and frame/code attributes, and judges what the
     read returns (whatever the receiver and whatever the name)."""
@@ -524,6 +603,19 @@ def guarded_getattr(obj: Any, name: Any, default: Any = _MISSING) -> Any:
         if str(refused) == REGISTER_REFUSED:
             raise
         raise AttributeError(f'attribute "{name}" is not accessible: {LEADS_OUTSIDE}') from None
+
+
+def host_attr(obj: Any, name: str) -> Any:
+    """`_hostattr_`: `obj.name` written in source, for the names under which a host class defines
+    a method or property (`policy.HOST_METHOD_NAMES`: `copy`, `wrap`, `numerator`...). Read on
+    an instance it is the usual bound method or value; read off a class (or through a forwarder
+    such as `typing.Counter`) the raw host function comes behind the receiver check. Only the
+    registry lookup of `judge`: these reads are in snippets' loops."""
+    value = getattr(obj, name)
+    kind = type(value)
+    if kind is types.FunctionType or kind is property:
+        return _judge_own(value)
+    return value
 
 
 def guarded_hasattr(obj: Any, name: Any) -> bool:

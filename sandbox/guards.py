@@ -34,6 +34,7 @@ from .crossing import (
     guarded_getattr,
     guarded_hasattr,
     hidden_base,
+    host_attr,
     judge,
     plain_name,
     safe_format,
@@ -43,6 +44,7 @@ from .policy import (
     ASSIGNABLE_DUNDERS,
     DATA_MODEL_METHODS,
     FILENAME,
+    HOST_METHOD_NAMES,
     INTROSPECTION_DUNDERS,
     READABLE_PRIVATE,
     RUNTIME_CHECKED_ATTRIBUTES,
@@ -540,7 +542,7 @@ class RunGuards:
             )
             # The names the guard judges by the value a read returns (`format`, `mro`, ...) are
             # read natively here, where no judge sees them.
-            if private or name in INSPECT_ATTRIBUTES or name in RUNTIME_CHECKED_ATTRIBUTES:
+            if private or name in INSPECT_ATTRIBUTES or name in RUNTIME_CHECKED_ATTRIBUTES or name in HOST_METHOD_NAMES:
                 raise TypeError(
                     f"class pattern {cls.__name__}(...) would read attribute {name!r}, which is not "
                     "accessible in the sandbox"
@@ -816,6 +818,7 @@ def make_globals(builtins: dict[str, Any], guards: RunGuards, **hooks: Any) -> d
         "_getattr_": guards.getattr,
         "_write_": guards.write,
         "_match_class_": guards.match_class,
+        "_hostattr_": host_attr,
     }
     g.update(hooks)
     return g

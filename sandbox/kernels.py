@@ -42,7 +42,7 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 from . import guards as guards_module
 from .crossing import judge
 from .guards import RunGuards, is_snippet_function
-from .policy import RUNTIME_CHECKED_ATTRIBUTES
+from .policy import HOST_METHOD_NAMES, RUNTIME_CHECKED_ATTRIBUTES
 
 #: Exact types a plain kernel accepts as they are (immutable, no snippet code in them).
 PLAIN_SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
@@ -131,7 +131,7 @@ COPY_ATOMIC = frozenset(
 
 
 #: Public names the guard does more for than a plain read (judges, or refuses).
-_NOT_PLAIN_READS = frozenset(RUNTIME_CHECKED_ATTRIBUTES | INSPECT_ATTRIBUTES)
+_NOT_PLAIN_READS = frozenset(RUNTIME_CHECKED_ATTRIBUTES | HOST_METHOD_NAMES | INSPECT_ATTRIBUTES)
 
 
 class RunKernels:

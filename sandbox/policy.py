@@ -58,6 +58,68 @@ RUNTIME_CHECKED_ATTRIBUTES = frozenset(
     {"format", "format_map", "register", "mro", "strptime", "sub", "subn", "throw", "athrow"}
 )
 
+#: Public names under which a host class a snippet reaches (`collections.Counter`, the
+#: `collections.abc` mixins, `fractions.Fraction`, ...) defines a Python method or property. Read
+#: off the class, that is the raw host function, whose code runs with host rights on whatever it
+#: is given as `self` (`Counter.copy(cls)` runs `cls.__class__(cls)`: the real `type`). These
+#: reads go through `_hostattr_`, which hands such a function out behind a receiver check
+#: (`sandbox.crossing`), whatever the receiver is. The set is pinned by
+#: `tests/security/test_unbound_methods.py` against every class the shims expose, so a new shim
+#: cannot add an unrouted one; `RECEIVER_AGNOSTIC` lists the methods left native instead.
+HOST_METHOD_NAMES = frozenset({
+    'aclose', 'as_integer_ratio', 'callback', 'cdf', 'compare', 'conjugate', 'copy', 'copy_with',
+    'deleter', 'denominator', 'done', 'elements', 'enter_async_context', 'enter_context',
+    'fieldnames', 'fill', 'find_longest_match', 'firstweekday', 'formatday', 'formatmonth', 'formatmonthname',
+    'formatweek', 'formatweekday', 'formatweekheader', 'formatyear', 'formatyearpage',
+    'get_grouped_opcodes', 'get_identifiers', 'get_matching_blocks', 'get_opcodes', 'get_ready',
+    'getfirstweekday', 'getter', 'geturl', 'has_header', 'hostname', 'imag', 'inv_cdf',
+    'is_active', 'is_valid', 'itermonthdates', 'itermonthdays', 'itermonthdays2',
+    'itermonthdays3', 'itermonthdays4', 'iterweekdays', 'limit_denominator', 'mean', 'median',
+    'mode', 'monthdatescalendar', 'monthdays2calendar', 'monthdayscalendar', 'most_common',
+    'isreadable', 'isrecursive', 'new_child', 'numerator', 'overlap', 'parents', 'password', 'pdf',
+    'pformat', 'pop_all', 'port', 'pprint',
+    'prepare', 'prmonth', 'prweek', 'pryear', 'push', 'push_async_callback', 'push_async_exit',
+    'quantiles', 'quick_ratio', 'ratio', 'real', 'real_quick_ratio', 'register',
+    'safe_substitute', 'samples', 'set_seq1', 'set_seq2', 'set_seqs', 'setfirstweekday',
+    'setter', 'sniff', 'static_order', 'stdev', 'substitute', 'subtract', 'total', 'username',
+    'variance', 'wrap', 'writeheader', 'writerow', 'writerows', 'yeardatescalendar',
+    'yeardays2calendar', 'yeardayscalendar', 'zscore',
+})
+
+#: Host methods a source read hands out raw, by `module.qualname` (an entry ending in "." is
+#: every method of that class): hot names on builtins (`d.get`, `s.add`, `x.encode`), which a
+#: routed read would tax (+18 % on the group-by workload for `get` alone), under which every host
+#: method treats `self` as an operator would. They only index, iterate, compare or call `self`'s
+#: own public methods (or `self._randbelow`, `self.random`: the receiver's own code), write only
+#: items of `self`, or fail in `super()` for a foreign receiver. A computed read still gets
+#: them behind the receiver check.
+RECEIVER_AGNOSTIC = frozenset({
+    "collections.abc.Mapping.get", "collections.abc.Mapping.items", "collections.abc.Mapping.keys",
+    "collections.abc.Mapping.values", "collections.abc.MutableMapping.pop",
+    "collections.abc.MutableMapping.popitem", "collections.abc.MutableMapping.clear",
+    "collections.abc.MutableMapping.setdefault", "collections.abc.MutableMapping.update",
+    "collections.abc.Sequence.count", "collections.abc.Sequence.index",
+    "collections.abc.Coroutine.close", "collections.abc.Coroutine.send", "collections.abc.Coroutine.throw",
+    "collections.ChainMap.get", "collections.ChainMap.pop", "collections.ChainMap.popitem",
+    "collections.ChainMap.clear", "collections.Counter.update",
+    # `self._get_nodeinfo(node).npredecessors += n`: `+=` on an object that has no such
+    # attribute fails before any write, and only graphlib's own node records have one.
+    "graphlib.TopologicalSorter.add",
+    # `self._encoded_counterpart(*(x.encode(...) for x in self))`: the receiver's own callable.
+    "urllib.parse._ResultMixinStr.encode", "urllib.parse._ResultMixinBytes.decode",
+    "contextlib.ExitStack.close",  # `self.__exit__(None, None, None)`, as `with` would
+    "random.Random.", "random.SystemRandom.",  # arithmetic over `self.random()`/`self._randbelow()`
+    "uuid.UUID.",  # arithmetic over `self.int` (`u.time`, `u.hex`, `u.node`...)
+})
+
+
+def receiver_agnostic(method: object) -> bool:
+    """`method` (a host function or property) is in `RECEIVER_AGNOSTIC`."""
+    fn = getattr(method, "fget", None) or getattr(method, "fset", None) if isinstance(method, property) else method
+    qualified = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}"
+    return qualified in RECEIVER_AGNOSTIC or qualified.rpartition(".")[0] + "." in RECEIVER_AGNOSTIC
+
+
 #: "_" attributes a snippet may read on anything: names and docs are plain strings, and
 #: `_asdict` and friends are the public API of named tuples. None of them mutates or leads to
 #: a frame or a module.
@@ -359,6 +421,10 @@ class SnippetPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if load:
             if not checked and attr not in RUNTIME_CHECKED_ATTRIBUTES:
+                if attr in HOST_METHOD_NAMES:
+                    read = ast.Call(func=ast.Name("_hostattr_", ast.Load()),
+                                    args=[node.value, ast.Constant(attr)], keywords=[])
+                    return _located(read, node)
                 return node
             call = ast.Call(
                 func=ast.Name("_getattr_", ast.Load()),
@@ -548,7 +614,8 @@ class SnippetPolicy(RestrictingNodeTransformer):
         # the guard judges at run time by what comes back (`format`, `mro`, ...) cannot be judged
         # in a pattern, so they are refused there.
         for attr in node.kwd_attrs:
-            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES or attr in RUNTIME_CHECKED_ATTRIBUTES:
+            if (attr.startswith("_") or attr in INSPECT_ATTRIBUTES or attr in RUNTIME_CHECKED_ATTRIBUTES
+                    or attr in HOST_METHOD_NAMES):
                 self._refuse(node, f'attribute "{attr}" is not allowed in a class pattern')
         return self.node_contents_visit(node)
 

@@ -118,6 +118,7 @@ def _freeze_shared(ctx: ShimContext) -> None:
     for module in _SHIM_MODULES:
         table = module.build(ctx) if getattr(module, "PER_RUN", False) else static[module.NAME]
         shared.freeze(table.values(), modules=(module.__name__,), group=module.NAME)
+    crossing.register_host_methods(shared.frozen)
     shared.ready = True
 
 

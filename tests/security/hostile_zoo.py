@@ -29,9 +29,9 @@ import types
 from typing import Any
 
 import sandbox
-from sandbox import guards, shims
+from sandbox import crossing, guards, shims
 from sandbox.execution import Execution
-from sandbox.policy import RUNTIME_CHECKED_ATTRIBUTES
+from sandbox.policy import HOST_METHOD_NAMES, RUNTIME_CHECKED_ATTRIBUTES
 
 #: The zoo itself, as a snippet prologue. `ZOO` maps a name to a zoo value; `LOG` is the
 #: recorder log; `BUILT` lists the members that could be built (the rest were refused by the
@@ -643,6 +643,8 @@ def find_forbidden(values: Any, *, depth: int = 4, run_getattr: Any = None,
             return read_private(obj, name)
         if name in RUNTIME_CHECKED_ATTRIBUTES:
             return guards.guarded_getattr(obj, name)
+        if name in HOST_METHOD_NAMES:
+            return crossing.host_attr(obj, name)
         # A public name in source is read natively (only a computed `getattr` is judged).
         problem = guards.attribute_problem(name)
         if problem:

@@ -59,6 +59,12 @@ REFUSED = [
                  # the prelude's cache names its wrapper with the snippet's rights: no class dict
                  "'functools._lru_cache_wrapper' object has no attribute '__aenter__'",
                  id="functools-cache-copies-no-raw-method"),
+    # A public name in source is read natively: the wrapper must not hold the raw method at all.
+    pytest.param(FAKE + "import asyncio, functools\nw = functools.cache(type(asyncio.timeout(1)))\nreturn w.when(fake)",
+                 "'functools._lru_cache_wrapper' object has no attribute 'when'", id="functools-cache-when-source-read"),
+    pytest.param("import collections, functools, textwrap\n"
+                 "return functools.cache(collections.Counter).copy(textwrap.TextWrapper)",
+                 "'functools._lru_cache_wrapper' object has no attribute 'copy'", id="functools-cache-of-a-host-class"),
     pytest.param(FAKE + "import asyncio\nreturn getattr(type(asyncio.timeout(1)), '__aenter__')(fake)",
                  "doesn't apply to a 'Fake' object", id="computed-sandbox-method-checked"),
 ]

@@ -52,15 +52,17 @@ import pytest
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 import sandbox
-from sandbox import guards, shims
+from sandbox import crossing, guards, shims
 from sandbox.execution import Execution
 from sandbox.policy import (
     DATA_MODEL_METHODS,
+    HOST_METHOD_NAMES,
     INTROSPECTION_DUNDERS,
     READABLE_PRIVATE,
     RUNTIME_CHECKED_ATTRIBUTES,
     SUPER_ONLY,
     is_dunder,
+    receiver_agnostic,
 )
 
 # -- bounds -------------------------------------------------------------------------------------
@@ -97,6 +99,8 @@ def read_as_written(obj: Any, name: str) -> Any:
     every name, so it never reaches more than this."""
     if name in RUNTIME_CHECKED_ATTRIBUTES:
         return guards.guarded_getattr(obj, name)
+    if name in HOST_METHOD_NAMES:
+        return crossing.host_attr(obj, name)
     problem = guards.attribute_problem(name)
     if problem:
         raise AttributeError(problem)
@@ -278,6 +282,15 @@ def _checked_raw_methods() -> dict[int, str]:
                 for fn in fns:
                     if isinstance(fn, types.FunctionType):
                         found.setdefault(id(fn), f"{value.__qualname__}.{attr}")
+    # The host classes' methods that source reads route (`policy.HOST_METHOD_NAMES`): behind
+    # the same check wherever they turn up (the ones left native treat `self` as operators do).
+    for methods in crossing.host_methods().values():
+        for method in methods:
+            if receiver_agnostic(method):
+                continue
+            for fn in (method.fget, method.fset, method.fdel) if isinstance(method, property) else (method,):
+                if isinstance(fn, types.FunctionType):
+                    found.setdefault(id(fn), fn.__qualname__)
     return found
 
 
@@ -337,7 +350,7 @@ def forbidden_reason(obj: Any, module_dicts: dict[int, str]) -> str | None:
         )
     raw = _checked_raw_methods().get(id(obj))
     if raw is not None and isinstance(obj, types.FunctionType):
-        return f"the raw method {raw} of a checked sandbox class (no receiver check)"
+        return f"the raw method {raw} of a checked sandbox or host class (no receiver check)"
     internal = _internal_classes()
     if _is_safe_type(obj):
         return None
