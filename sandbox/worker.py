@@ -23,7 +23,9 @@ frame and exits. It is never reused.
 A session worker is the same child, confined the same way, whose first message is `session`
 instead of `run`: it sets the session's hard limits and then serves one `run` after another with
 the session's state (`sandbox.session`), each with its own soft limits and timers, until the host
-kills it. The syscall filter stays loaded for its whole life.
+kills it. The syscall filter stays loaded for its whole life. After each run, before its `done`
+frame, it puts back what the run changed in the state all runs of the process share
+(`crossing.SharedState.restore`), as the in-process backend does.
 """
 
 from __future__ import annotations
@@ -331,6 +333,10 @@ def _session_main(first: dict[str, Any], channel: BlockingChannel, baseline: int
             frame = _done_frame(message, channel, baseline, (state, rlimits))
             signal.signal(signal.SIGPROF, signal.SIG_IGN)
             state.leave()
+            # Put back what the run changed in shared functions and objects (only a Python-layer
+            # break can), before `done`: the next run cannot start earlier, the CPU time counts
+            # in this run (not as idle time), and no timer of the run is left to cut it short.
+            state.shims.restore_shared()
             channel.send(frame)
         except BaseException:  # the host sees the channel close and resets the session
             os._exit(1)

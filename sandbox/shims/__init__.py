@@ -70,7 +70,7 @@ from . import (
     zlib,
     zoneinfo,
 )
-from .base import ModuleShim, ShimContext
+from .base import ModuleShim, ShimContext, judged_table
 from .enum import _EnumType  # noqa: F401 - checked by the security tests
 from .functools import cached_property
 
@@ -93,6 +93,12 @@ ALLOWED_MODULES: tuple[str, ...] = tuple(sorted([*_BY_NAME, *_PACKAGES]))
 def _static_attrs() -> dict[str, dict[str, Any]]:
     """Attribute tables of the shims that hold no per-run state, computed once per process."""
     return {name: m.attrs() for name, m in _BY_NAME.items() if not getattr(m, "PER_RUN", False)}
+
+
+@_functools.cache
+def _judged_static_attrs() -> dict[str, dict[str, Any]]:
+    """The static tables as the snippet gets them: functions behind the judge (`base.judged`)."""
+    return {name: judged_table(name, table) for name, table in _static_attrs().items()}
 
 
 #: The sandbox modules whose classes a snippet reaches (the judge's stand-ins, asyncio, the
@@ -118,6 +124,9 @@ def _freeze_shared(ctx: ShimContext) -> None:
     for module in _SHIM_MODULES:
         table = module.build(ctx) if getattr(module, "PER_RUN", False) else static[module.NAME]
         shared.freeze(table.values(), modules=(module.__name__,), group=module.NAME)
+        if not getattr(module, "PER_RUN", False):
+            # The judging wrappers are shared too (their `__dict__`, `__doc__`... are recorded).
+            shared.freeze(_judged_static_attrs()[module.NAME].values(), group=module.NAME)
     crossing.register_host_methods(shared.frozen)
     shared.ready = True
 
@@ -194,7 +203,10 @@ class ShimSet:
             return None
         if getattr(module, "PER_RUN", False) and not self._ctx.builtins:
             self._bind_default_builtins()  # used outside an execution (tests, tools)
-        attrs = module.build(self._ctx) if getattr(module, "PER_RUN", False) else _static_attrs()[name]
+        if getattr(module, "PER_RUN", False):
+            attrs = judged_table(name, module.build(self._ctx))
+        else:
+            attrs = _judged_static_attrs()[name]
         shim = self._shims[name] = ModuleShim(name, attrs)
         return shim
 

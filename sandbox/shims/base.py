@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType, ModuleType
+from types import BuiltinFunctionType, FunctionType, MappingProxyType, MethodType, ModuleType
 from typing import Any
 
 from .. import prelude
+from ..crossing import _SCALARS, judge_crossing
 from ..guards import ReadOnly, RunGuards, make_globals
+from ..prelude import is_prelude_code
 
 
 class ModuleShim(ReadOnly):
@@ -119,6 +121,81 @@ def named_after(fn: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callab
         return wrapper
 
     return name
+
+
+#: Shims whose functions are C code, or thin Python front-ends to C code, over plain data: they
+#: build their results from what they are given, never read a snippet object's attributes, and
+#: pass callbacks only the snippet's own items or fresh plain values (`key=`, `object_hook=`,
+#: `re.sub`'s `Match`; BOUNDARY.md's P/O rows). Their functions cross unwrapped: judging them
+#: would tax the hot calls (`math.sqrt` in a loop; `re.findall`'s 1M-item list in W6) for
+#: nothing. Every other shim function returns through the judge.
+PLAIN_RESULT_SHIMS = frozenset({
+    "math", "bisect", "heapq", "itertools", "binascii", "zlib", "unicodedata", "hashlib", "base64",
+    "struct", "re", "fnmatch", "json", "html", "shlex", "secrets", "operator", "random", "time",
+})
+
+#: Keywords through which host functions take snippet callbacks (`sorted`-style keys, json's
+#: hooks, dataclasses' factories, difflib's junk tests): what host code passes them is judged.
+#: Only keywords of callbacks that are called, never stored: `field(default=f)` keeps `f`.
+CALLBACK_KEYWORDS = frozenset({
+    "key", "object_hook", "object_pairs_hook", "parse_float", "parse_int", "parse_constant",
+    "dict_factory", "tuple_factory", "isjunk", "linejunk", "charjunk",
+})
+#: Callbacks passed by position: (shim, function) -> the index of the callback.
+CALLBACK_POSITIONS: Mapping[tuple[str, str], int] = MappingProxyType({("functools", "reduce"): 0})
+
+_JUDGED_KINDS = (FunctionType, BuiltinFunctionType, MethodType)
+
+
+def judged_callback(fn: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """`fn`, a callback a snippet passes to host code, behind the judge: every argument the host
+    passes it crosses like a return value (`judge_crossing`)."""
+    scalars = _SCALARS
+
+    def callback(*args: Any, **kwargs: Any) -> Any:
+        if not scalars.issuperset(map(type, args)):
+            args = tuple([judge_crossing(a, what, True) for a in args])
+        if kwargs and not scalars.issuperset(map(type, kwargs.values())):
+            kwargs = {k: judge_crossing(v, what, True) for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    return callback
+
+
+def judged(fn: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """A shim function behind the judge: what it returns crosses by `judge_crossing`, and the
+    callbacks it is given (`CALLBACK_KEYWORDS`, `CALLBACK_POSITIONS`) get judged arguments.
+    Named after `fn` (`__name__`, `__qualname__`, `__doc__`, `__module__`), with nothing that
+    leads to it."""
+    module, _, name = what.rpartition(".")
+    position = CALLBACK_POSITIONS.get((module, name))
+    keywords = CALLBACK_KEYWORDS
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if kwargs and not keywords.isdisjoint(kwargs):
+            kwargs = {k: judged_callback(v, what) if k in keywords and callable(v) else v for k, v in kwargs.items()}
+        if position is not None and len(args) > position and callable(args[position]):
+            args = (*args[:position], judged_callback(args[position], what), *args[position + 1:])
+        value = fn(*args, **kwargs)
+        return value if type(value) in _SCALARS else judge_crossing(value, what)
+
+    return named_after(fn)(call)
+
+
+def judged_table(module: str, attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """A shim's table with its functions behind the judge (`judged`), unless the shim is one of
+    `PLAIN_RESULT_SHIMS`. Classes, constants, the preludes' functions (snippet-level code, under
+    the policy already) and functions that carry attributes of their own (`typing.NamedTuple`
+    and `TypedDict` are bases through their `__mro_entries__`) are left as they are."""
+    if module in PLAIN_RESULT_SHIMS:
+        return dict(attrs)
+    return {name: judged(value, f"{module}.{name}") if _judgeable(value) else value for name, value in attrs.items()}
+
+
+def _judgeable(value: Any) -> bool:
+    if type(value) is FunctionType:
+        return not is_prelude_code(value.__code__) and not value.__dict__
+    return type(value) in _JUDGED_KINDS
 
 
 _BUFFER_TYPES = (bytes, bytearray, memoryview)
