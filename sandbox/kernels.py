@@ -137,10 +137,12 @@ _NOT_PLAIN_READS = frozenset(RUNTIME_CHECKED_ATTRIBUTES | HOST_METHOD_NAMES | IN
 class RunKernels:
     """The kernels that need the run: each takes only objects the run owns (by identity)."""
 
-    __slots__ = ("_guards",)
+    __slots__ = ("_guards", "_layouts")
 
     def __init__(self, guards: RunGuards) -> None:
         self._guards = guards
+        #: `copy_layout` per class of the snippet's (a class's bases never change).
+        self._layouts: dict[type, tuple[str, type]] = {}
 
     def reader(self) -> Callable[[Any, Any], Any]:
         """The snippet's `getattr(obj, name)`, with a short path for the names whose guarded
@@ -227,6 +229,17 @@ class RunKernels:
         object.__setattr__(target, "__isabstractmethod__", True)
         return fn
 
+    def own_state(self, x: Any) -> Any:
+        """The instance dictionary of the snippet's own object (what its `vars()` is), or None
+        when it has none."""
+        if not self._guards.owns_class(type(x)):
+            raise TypeError("own_state() only applies to the snippet's own objects")
+        try:
+            state = object.__getattribute__(x, "__dict__")
+        except AttributeError:
+            return None
+        return state if type(state) is dict else None
+
     def copy_hook(self, x: Any, deep: bool) -> Any:
         """The snippet's own `__copy__` (read off the class, as `copy.copy` does) or
         `__deepcopy__` (off the object, so an instance dictionary or a `__getattr__` may answer),
@@ -284,6 +297,9 @@ class RunKernels:
         its own). Host classes that only add methods (pure-Python classes defining no copy
         hooks, no `__new__` and no slots) are passed over; any other host base is refused,
         because its own copy protocol would be the only one that knows its state."""
+        found = self._layouts.get(cls) if isinstance(cls, type) else None  # no snippet metaclass: hashed by identity
+        if found is not None:
+            return found
         if not (isinstance(cls, type) and self._guards.owns_class(cls)):
             raise TypeError("copy_layout() only applies to classes defined in the snippet")
         for klass in type.__getattribute__(cls, "__mro__"):
@@ -291,7 +307,8 @@ class RunKernels:
                 continue
             layout = _COPY_LAYOUTS.get(klass)
             if layout is not None:
-                return layout, klass
+                found = self._layouts[cls] = (layout, klass)
+                return found
             if not (_passive(klass) or _named_tuple_class(klass) or _builtin_exception(klass)):
                 raise TypeError(f"cannot copy a '{_type_name(cls)}' object in the sandbox: its base "
                                 f"class '{_type_name(klass)}' does not support copying here")

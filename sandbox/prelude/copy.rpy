@@ -18,10 +18,8 @@ nil = object()
 
 TOO_DEEP = "deepcopy(): the object is nested too deeply to copy in the sandbox"
 
-# Per class of the snippet's, for this run: its slots' attribute names, and its copy layout
-# (a class's bases never change, so neither does its layout).
+# Per class of the snippet's, for this run: its slots' attribute names.
 slot_cache = {}
-layout_cache = {}
 
 
 def copy(x):
@@ -75,9 +73,10 @@ def deep(x, cls, memo):
         raise ValueError(TOO_DEEP) from None
     if y is not x:
         memo[d] = y
-        keep = memo.get(ident(memo), nil)
+        m = ident(memo)
+        keep = memo.get(m, nil)
         if keep is nil:
-            memo[ident(memo)] = [x]
+            memo[m] = [x]
         else:
             keep.append(x)
     return y
@@ -158,9 +157,7 @@ def own_copy(x, cls, memo, d):
     hook = copy_hook(x, memo is not None)
     if hook is not None:
         return hook(x) if memo is None else hook(memo)
-    layout = layout_cache.get(cls)
-    if layout is None:
-        layout = layout_cache[cls] = copy_layout(cls)[0]
+    layout = copy_layout(cls)[0]
     if layout == "object" or layout == "slots":
         y = blank(cls)
         if layout == "slots":
@@ -229,12 +226,9 @@ def maybe_deep(value, memo):
 
 def copy_state(x, y, cls, memo):
     # The instance dictionary and the snippet's own slots, through the snippet's own access.
-    try:
-        state = vars(x)
-    except TypeError:
-        state = None
+    state = own_state(x)
     if state:
-        target = vars(y)
+        target = own_state(y)
         if memo is None:
             target.update(state)
         else:

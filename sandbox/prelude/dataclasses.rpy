@@ -9,6 +9,8 @@
 # since `@dataclass` may still turn one of those into a dataclass); unlike CPython, a
 # `__dataclass_fields__` changed after the first call is not seen again.
 
+# The run's own `copy` module, a prelude too: `asdict`/`astuple` deep-copy their leaf values as
+# the snippet's own code (sandbox/prelude/copy.rpy), never with the stdlib's `copy`.
 import copy as copy_module
 
 deepcopy = copy_module.deepcopy

@@ -34,7 +34,7 @@ def build(ctx: ShimContext) -> dict[str, Any]:
         "MAPPINGS": frozenset({collections.OrderedDict, collections.Counter, collections.defaultdict}),
         "deque": collections.deque, "defaultdict": collections.defaultdict, "ChainMap": collections.ChainMap,
         "Enum": enum.Enum, "partial": functools.partial,
-        "owns": ctx.guards.owns, "ident": ctx.guards.id, "copy_hook": run.copy_hook,
+        "owns": ctx.guards.owns, "ident": ctx.guards.id, "copy_hook": run.copy_hook, "own_state": run.own_state,
         "copy_layout": run.copy_layout, "blank": run.blank,
         "copy_host_slots": run.copy_host_slots, "datetime_args": run.datetime_args, "copy_host": kernels.copy_host,
         "copy_iterator": kernels.copy_iterator, "rebuild_iterator": kernels.rebuild_iterator,

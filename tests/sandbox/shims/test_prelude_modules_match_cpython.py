@@ -73,6 +73,68 @@ for bad in (lambda: functools.lru_cache('x'), lambda: functools.lru_cache(maxsiz
         out.append(str(e))
 return out
 """,
+    "copy-and-deepcopy": """
+import copy, collections, dataclasses, datetime, fractions, functools, random
+class Box:
+    def __init__(self, items):
+        self.items = items
+        self.me = self
+class Hooked:
+    def __init__(self, v):
+        self.v = v
+    def __copy__(self):
+        return Hooked(['shallow'])
+    def __deepcopy__(self, memo):
+        return Hooked(copy.deepcopy(self.v, memo) + ['deep'])
+class Slotted:
+    __slots__ = ('a', '__b')
+    def __init__(self):
+        self.a = [1]
+        self.__b = (2, [3])
+    def b(self):
+        return self.__b
+@dataclasses.dataclass(frozen=True, slots=True)
+class Frozen:
+    x: list
+class L(list):
+    pass
+class C(collections.Counter):
+    pass
+class S(str):
+    pass
+class F(fractions.Fraction):
+    pass
+class D(datetime.date):
+    pass
+shared = [0]
+lst = [shared, shared, {'k': (shared,)}]
+lst.append(lst)
+b = Box([shared])
+l = L([[1]])
+l.tag = [2]
+out = []
+orig = [lst, b, Hooked([1]), Slotted(), Frozen([4]), l, C('aab'), S('s'), F(1, 3), D(2020, 1, 2),
+        collections.OrderedDict(a=[1]), collections.defaultdict(list, k=[1]), collections.deque([[1]], 2),
+        collections.ChainMap({'a': [1]}), functools.partial(max, [1], key=len)]
+for how in (copy.copy, copy.deepcopy):
+    c = [how(v) for v in orig]
+    cl, cb, ch, cs, cf, cL, cC, cS, cF, cD, cod, cdd, cq, ccm, cp = c
+    out.append([cl[0] is cl[1], cl[3] is cl, cl[0] is shared, cb.me is cb, cb.items[0] is shared, ch.v,
+                cs.a, cs.b(), cs.a is orig[3].a, cf.x, type(cL).__name__, cL, cL.tag, dict(cC), type(cC).__name__,
+                str(cS), type(cS).__name__, str(cF), type(cF).__name__, cD.isoformat(), type(cD).__name__,
+                list(cod.items()), dict(cdd), cdd.default_factory is list, list(cq), cq.maxlen, ccm['a'],
+                cp([1, 2], [3]), cp.args[0] is orig[14].args[0]])
+it = iter([[1], [2], [3]])
+next(it)
+r = random.Random(5)
+out.append([list(copy.copy(it)), list(copy.deepcopy(it)), copy.deepcopy(r).random() == r.random(),
+            copy.copy(1.5), copy.deepcopy((1, 'a'))])
+memo = {}
+x = [1]
+y = copy.deepcopy([x, x], memo)
+out.append([y[0] is y[1], memo[id(x)] is y[0]])
+return out
+""",
     "dataclass-helpers": """
 import dataclasses
 from typing import ClassVar
