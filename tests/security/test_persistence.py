@@ -305,15 +305,19 @@ async def test_a_snippet_sees_frozen_shared_classes(backend: str) -> None:
     assert "cannot modify class 'TextWrapper'" in result.value[1]
 
 
+#: `json.dumps` is the stdlib's own function (its shim hands it out as it is), `textwrap.dedent`
+#: the shim's judging stand-in: both are shared by every run of the process.
 GOD_WRITE = (
-    "import textwrap\n"
-    "never = lambda line: False\n"
-    "real_setattr(textwrap.indent, '__defaults__', (never,))\n"
+    "import json, textwrap\n"
+    "real_setattr(json.dumps, '__kwdefaults__', {'skipkeys': False, 'ensure_ascii': True,"
+    " 'check_circular': True, 'allow_nan': True, 'cls': None, 'indent': None, 'separators': None,"
+    " 'default': None, 'sort_keys': True})\n"
     "real_setattr(textwrap.dedent, 'planted', 'planted')\n"
     "kept = 'kept'\n"
-    "return [textwrap.indent('a\\n', '> '), getattr(textwrap.dedent, 'planted', None)]"
+    "return [json.dumps({'b': 1, 'a': 2}), getattr(textwrap.dedent, 'planted', None)]"
 )
-GOD_LOOK = "import textwrap\nreturn [textwrap.indent('a\\n', '> '), getattr(textwrap.dedent, 'planted', None), kept]"
+GOD_LOOK = ("import json, textwrap\n"
+            "return [json.dumps({'b': 1, 'a': 2}), getattr(textwrap.dedent, 'planted', None), kept]")
 
 
 @pytest.mark.anyio
@@ -336,11 +340,11 @@ async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
     try:
         wrote = await session.run(GOD_WRITE, limits=limits)
         assert wrote.ok, wrote
-        assert wrote.value == ["a\n", "planted"]  # the writes landed, in the writing run
+        assert wrote.value == ['{"a": 2, "b": 1}', "planted"]  # the writes landed, in the writing run
         pid = getattr(session, "pid", None)
         looked = await session.run(GOD_LOOK, limits=limits)
         assert looked.ok, looked
-        assert looked.value == ["> a\n", None, "kept"]  # pristine, in the same session (its globals kept)
+        assert looked.value == ['{"b": 1, "a": 2}', None, "kept"]  # pristine, same session (its globals kept)
         assert getattr(session, "pid", None) == pid and looked.reset is None  # the same worker, not a reset
     finally:
         session.close()
