@@ -7,7 +7,8 @@ the sandbox workloads W1-W6 of `bench_sandbox.py` on the worker and in-process b
 ms per run), and micro-benchmarks of the prelude'd functions timed inside the snippet with
 `time.perf_counter` (median µs per call): `dataclasses.replace`/`asdict`/`astuple`/`fields`,
 `copy.copy`/`deepcopy` of a dataclass, `operator.attrgetter` as a sort key, `functools.wraps`
-and `lru_cache`, and the first `import contextlib`. It prints a Markdown table of medians and
+and `lru_cache`, `pprint.pformat` of 1,000 dicts and of a dataclass, `string.Template.substitute`,
+and the first `import contextlib`. It prints a Markdown table of medians and
 ratios (this tree / baseline).
 """
 
@@ -25,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 MICRO_SETUP = """
-import time, dataclasses, copy, operator, functools
+import time, dataclasses, copy, operator, functools, pprint, string
 @dataclasses.dataclass
 class Pt:
     x: int
@@ -39,6 +40,9 @@ class Box:
 p = Pt(1, 2, ["a", "b"])
 box = Box(p, Pt(3, 4, []), "box")
 rows = [Pt(i % 7, i, []) for i in range(200)]
+records = [{'id': i, 'name': 'item%d' % i, 'tags': ['a', 'b', 'c'], 'score': i * 1.5,
+            'nested': {'k': i, 'v': [i, i + 1]}} for i in range(1000)]
+tmpl = string.Template('$who likes ${what} for $$5')
 def f(x):
     return x
 def timed(fn, n):
@@ -60,6 +64,9 @@ MICRO = {
     "methodcaller": ("lambda: operator.methodcaller('upper')('ab')", 2000),
     "functools.wraps": ("lambda: functools.wraps(f)(lambda x: x)", 2000),
     "lru_cache(f)": ("lambda: functools.lru_cache(maxsize=8)(f)", 2000),
+    "pprint.pformat(1000 dicts)": ("lambda: pprint.pformat(records)", 3),
+    "pprint.pformat(Pt)": ("lambda: pprint.pformat(box, width=20)", 500),
+    "Template.substitute": ("lambda: tmpl.substitute(who='tim', what='tea')", 2000),
 }
 
 CHILD = r"""

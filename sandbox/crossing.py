@@ -27,6 +27,7 @@ import _string
 import abc
 import ctypes
 import datetime
+import itertools
 import operator
 import re
 import string
@@ -724,6 +725,8 @@ class _Record:
         if type(found) is dict:
             self.state = (found,)
             self.items = (dict(found), None)
+            if kind is staticmethod or kind is classmethod:
+                self.state = (found, obj.__func__)  # `__init__` called again replaces it
         slots = []
         for klass in type.__getattribute__(kind, "__mro__"):
             if not type.__dict__["__flags__"].__get__(klass) & _HEAP_FLAG:
@@ -769,6 +772,8 @@ class _Record:
                 return True
             if not _same_items(self.state[0], self.items[0]):
                 return True
+            if (kind is staticmethod or kind is classmethod) and obj.__func__ is not self.state[1]:
+                return True
         for member, value in self.slots:
             if _slot(member, obj) is not value:
                 return True
@@ -795,6 +800,8 @@ class _Record:
                 obj.__kwdefaults__.update(kw)
             return
         if self.state:
+            if kind is staticmethod or kind is classmethod:
+                kind.__init__(obj, self.state[1])  # copies the callable's names into `__dict__`, put back next
             object.__setattr__(obj, "__dict__", self.state[0])
             self.state[0].clear()
             self.state[0].update(self.items[0])
@@ -804,6 +811,146 @@ class _Record:
                     member.__delete__(obj)
             else:
                 member.__set__(obj, value)
+
+
+class _Probe:
+    """Whether anything recorded changed since the last put-back, for many records at once.
+
+    A run almost never changes shared state (the guards refuse every write to it; only a
+    Python-layer break could), so the common answer, "nothing changed", must be cheap. It is
+    read from the objects' own memory, not through their attributes: the words of a function
+    (or `staticmethod`/`classmethod`) object that hold every reference a write could replace
+    (`__code__`, `__defaults__`, `__dict__`, ... as pointers), and the head of every recorded
+    dict, whose version tag CPython changes on every change of its contents (PEP 509; dicts
+    have no other way to change). All of it is copied in one `bytes` join and compared with the
+    copy taken when the state was last known pristine: one C-level pass, no attribute lookup,
+    no `==` or hash of what a run put there, no code of it runs. Lists are compared item by
+    item by identity, and what the memory layout does not cover (sets, slots, other instances,
+    an unexpected layout) by `_Record.changed`.
+
+    Sound because the snapshot is only ever taken right after `_Record.changed` found nothing
+    changed (or `restore` put it back), and `changed` checks everything the words hold; when
+    the words differ, `SharedState.restore` takes the slow path and snapshots again."""
+
+    __slots__ = ("records", "views", "saved", "lists", "lengths", "items", "others")
+
+    def __init__(self, records: tuple[_Record, ...]) -> None:
+        self.records = records
+        views: list[Any] = []
+        lists: list[tuple[list[Any], list[Any]]] = []
+        others: list[_Record] = []
+        for record in records:
+            obj, kind = record.obj, type(record.obj)
+            if kind is list:
+                lists.append((obj, record.items))
+            elif kind is dict and _DICT_WORDS:
+                views.append(_words(obj, _DICT_WORDS))
+            elif kind is types.FunctionType and _FUNCTION_WORDS and _DICT_WORDS and _layout_holds(record):
+                views.append(_words(obj, _FUNCTION_WORDS))
+                views.append(_words(record.state[_FUNCTION_DICT], _DICT_WORDS))
+                if record.items[1] is not None:
+                    views.append(_words(record.state[_FUNCTION_KWDEFAULTS], _DICT_WORDS))
+            elif kind in (staticmethod, classmethod) and _DICT_WORDS and _layout_holds(record):
+                views.append(_words(obj, _WRAPPER_WORDS))
+                views.append(_words(record.state[0], _DICT_WORDS))
+            elif record.state or record.slots or kind is set or kind is dict:
+                others.append(record)
+            # else: nothing a write could change (no `__dict__`, no slots): `changed()` is False
+        self.views = tuple(views)
+        self.lists = tuple(live for live, _ in lists)
+        self.lengths = tuple(len(saved) for _, saved in lists)
+        self.items = tuple(_chain(saved for _, saved in lists))
+        self.others = tuple(others)
+        self.saved = self.snapshot()
+
+    def snapshot(self) -> bytes:
+        return b"".join(map(_RAW, self.views))
+
+    def unchanged(self) -> bool:
+        if b"".join(map(_RAW, self.views)) != self.saved:
+            return False
+        if tuple(map(len, self.lists)) != self.lengths or not all(map(operator.is_, _chain(self.lists), self.items)):
+            return False
+        return not any(record.changed() for record in self.others)
+
+
+_chain = itertools.chain.from_iterable
+_RAW = operator.attrgetter("raw")
+_WORD = ctypes.sizeof(ctypes.c_void_p)
+_FUNCTION_DICT = _FUNCTION_STATE.index("__dict__")
+_FUNCTION_KWDEFAULTS = _FUNCTION_STATE.index("__kwdefaults__")
+
+
+def _words(obj: Any, span: tuple[int, int]) -> Any:
+    """A view of `span` (offset, size) of `obj`'s memory; the record keeps `obj` alive."""
+    offset, size = span
+    return (ctypes.c_char * size).from_address(id(obj) + offset)
+
+
+def _pointers(obj: Any, offset: int, count: int) -> list[int]:
+    return list((ctypes.c_size_t * count).from_address(id(obj) + offset))
+
+
+#: CPython 3.11's `PyFunctionObject` after the object head: globals, builtins, name, qualname,
+#: code, defaults, kwdefaults, closure, doc, dict, weakreflist, module, annotations, checked
+#: per function. The weak reference list is read too (one span is cheaper than two), though
+#: taking a weak reference is no write: if one is taken, the next put-back takes the slow path
+#: once and snapshots the new list.
+_FUNCTION_FIELDS = ("__globals__", "__builtins__", "__name__", "__qualname__", "__code__", "__defaults__",
+                    "__kwdefaults__", "__closure__", "__doc__", "__dict__", None, "__module__", "__annotations__")
+_FUNCTION_WORDS: tuple[int, int] | None = None
+#: `staticmethod`/`classmethod`: the callable, then the `__dict__`.
+_WRAPPER_WORDS = (2 * _WORD, 2 * _WORD)
+#: `PyDictObject` after the head: ma_used, ma_version_tag, ma_keys, ma_values.
+_DICT_WORDS: tuple[int, int] | None = None
+
+
+def _layout_holds(record: _Record) -> bool:
+    """The words `_Probe` reads of this object are the references its attributes hold now
+    (read through the attributes, so a layout other than the one expected is found here and
+    the record is checked the slow way instead)."""
+    obj = record.obj
+    if type(obj) is types.FunctionType:
+        found = _pointers(obj, 2 * _WORD, len(_FUNCTION_FIELDS))
+        state = dict(zip(_FUNCTION_STATE, record.state, strict=True))
+        state.update(__globals__=obj.__globals__, __builtins__=obj.__builtins__, __closure__=obj.__closure__)
+        for name, word in zip(_FUNCTION_FIELDS, found, strict=True):
+            if name is not None and word != id(state[name]) and not (state[name] is None and word == 0):
+                return False
+        return record.state[_FUNCTION_DICT] is obj.__dict__
+    return _pointers(obj, 2 * _WORD, 2) == [id(obj.__func__), id(record.state[0])]
+
+
+def _dict_layout() -> tuple[int, int] | None:
+    """Where a dict's size and version tag live, if this interpreter keeps them where 3.11-3.13
+    do and changes the tag on every kind of change: checked on scratch dicts, else None (then
+    dicts are compared item by item)."""
+    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13):
+        return None
+    span = (2 * _WORD, 4 * _WORD)
+    scratch: dict[Any, Any] = {"a": 1, "b": 2}
+    changes: tuple[Callable[[], Any], ...] = (
+        lambda: scratch.__setitem__("a", 3), lambda: scratch.__setitem__("c", 1), lambda: scratch.__delitem__("c"),
+        lambda: scratch.pop("b"), lambda: scratch.setdefault("z", 1), lambda: scratch.update(q=1),
+        lambda: scratch.popitem(), lambda: scratch.__ior__({"k": 2}), lambda: dict.__init__(scratch, k=3),
+        scratch.clear,
+    )
+    for change in changes:
+        before = _words(scratch, span).raw
+        change()
+        if _words(scratch, span).raw == before or _pointers(scratch, 2 * _WORD, 1)[0] != len(scratch):
+            return None
+    return span
+
+
+def _function_layout() -> tuple[int, int] | None:
+    if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11):
+        return None  # the fields differ in 3.12+ (functions are then compared by attribute)
+    return (2 * _WORD, len(_FUNCTION_FIELDS) * _WORD)
+
+
+_DICT_WORDS = _dict_layout()
+_FUNCTION_WORDS = _function_layout()
 
 
 def _slot(member: Any, obj: Any) -> Any:
@@ -835,7 +982,7 @@ class SharedState:
         #: Records by group (a shim's name, or "core" for the sandbox's own classes): a run
         #: that imported only `json` can have changed only what `json` and the core reach.
         self.groups: dict[str, tuple[_Record, ...]] = {}
-        self._unions: dict[frozenset[str], tuple[_Record, ...]] = {}
+        self._unions: dict[frozenset[str], _Probe] = {}
         #: Set once the shims have frozen everything runs share (`sandbox.shims`).
         self.ready = False
 
@@ -909,19 +1056,29 @@ class SharedState:
 
     def restore(self, groups: Iterable[str] | None = None) -> int:
         """Put back every recorded object (of `groups`, or all) a run changed; how many had
-        changed."""
+        changed. With `groups`, a `_Probe` of their records answers first, cheaply, whether
+        anything changed at all."""
         if groups is None:
-            records: Iterable[_Record] = self.records.values()
-        else:
-            key = frozenset(groups)
-            records = self._unions.get(key)  # type: ignore[assignment]
-            if records is None:
-                records = self._unions[key] = tuple(
-                    {id(r): r for g in key for r in self.groups.get(g, ())}.values())
-        changed = [record for record in records if record.changed()]
-        for record in changed:
-            record.restore()
-        return len(changed)
+            return _put_back(self.records.values())
+        key = frozenset(groups)
+        probe = self._unions.get(key)
+        if probe is None:
+            records = tuple({id(r): r for g in key for r in self.groups.get(g, ())}.values())
+            changed = _put_back(records)
+            self._unions[key] = _Probe(records)  # pristine now: the probe's reference
+            return changed
+        if probe.unchanged():
+            return 0
+        changed = _put_back(probe.records)
+        probe.saved = probe.snapshot()  # pristine again (`changed` checks all a probe reads)
+        return changed
+
+
+def _put_back(records: Iterable[_Record]) -> int:
+    changed = [record for record in records if record.changed()]
+    for record in changed:
+        record.restore()
+    return len(changed)
 
 
 def _defined_in(cls: type, module: str) -> bool:

@@ -181,6 +181,12 @@ class _RunContext:
         return False
 
 
+def run_kit() -> tuple[RunGuards, ShimSet]:
+    """A run's own guards and shim set: nothing in them depends on the run's request."""
+    guards = RunGuards()
+    return guards, ShimSet(guards, ASYNCIO_SHIM)
+
+
 class Execution:
     """Everything one run needs inside the interpreter that runs the snippet."""
 
@@ -196,11 +202,13 @@ class Execution:
         state: SessionState | None = None,
         verdict: Verdict | None = None,
         compiled: CodeType | Callable[[], CodeType] | None = None,
+        kit: tuple[RunGuards, ShimSet] | None = None,
     ) -> None:
         """`compiled`: the snippet as `compile_snippet` made it, when the caller compiled it (a
         worker runs the host's compile), or a function that returns it, called once the run's
         scaffolding is built (a fresh worker builds it while the host compiles); None: compiled
-        here, first."""
+        here, first. `kit`: this run's own guards and shims made ahead (`run_kit`, by an idle
+        worker before its run arrives); never a session's, never shared."""
         self.source = code
         #: Why the host stopped this run, if it did: the only account of a stop it believes.
         self.verdict = verdict if verdict is not None else Verdict()
@@ -216,8 +224,10 @@ class Execution:
         if compiled is None:
             compiled = compile_snippet(code, limits, budget=budget, session=state is not None)
 
-        guards = RunGuards() if state is None else state.guards
-        shims = ShimSet(guards, ASYNCIO_SHIM) if state is None else state.shims
+        if state is not None:
+            guards, shims = state.guards, state.shims
+        else:
+            guards, shims = kit if kit is not None else run_kit()
         self.shims = shims
         budget_ = self.budget
         # Per-run shims (time.sleep's deadline, pprint's log) follow this run, also in a session.

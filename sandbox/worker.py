@@ -23,7 +23,9 @@ frame and exits. It is never reused.
 A session worker is the same child, confined the same way, whose first message is `session`
 instead of `run`: it sets the session's hard limits and then serves one `run` after another with
 the session's state (`sandbox.session`), each with its own soft limits and timers, until the host
-kills it. The syscall filter stays loaded for its whole life.
+kills it. The syscall filter stays loaded for its whole life. After each run, before its `done`
+frame, it puts back what the run changed in the state all runs of the process share
+(`crossing.SharedState.restore`), as the in-process backend does.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from types import CodeType
 from typing import Any
 
 from .control import RunStopped, Verdict
-from .execution import Execution, syntax_result
+from .execution import Execution, run_kit, syntax_result
+from .guards import RunGuards
 from .jail import (
     SyscallFilter,
     build_filter,
@@ -66,6 +69,7 @@ from .protocol import (
 from .result import RunError, RunResult
 from .scheduler import CallRequest
 from .session import SessionRlimits, SessionState
+from .shims import ShimSet
 
 #: The channel's descriptor in a worker, right after stdio.
 CHANNEL_FD = 3
@@ -290,6 +294,7 @@ def _child_main(fd: int, ctrl_fd: int, jail: _Jail) -> None:
     baseline = _address_space()
     _warm_child(jail.warm_up)
     _confine(jail.directory, jail.switch_uid, jail.filter)
+    kit = run_kit()  # this process's one run's guards and shims, made before the run arrives
     try:
         message = channel.receive(spin=False)
     except (ChannelClosed, OSError):
@@ -299,7 +304,7 @@ def _child_main(fd: int, ctrl_fd: int, jail: _Jail) -> None:
     if message is None or message.get("op") != "run":
         os._exit(0)
     try:
-        channel.send(_done_frame(message, channel, baseline))
+        channel.send(_done_frame(message, channel, baseline, kit=kit))
     except (OSError, ValueError):
         os._exit(1)
     _linger(channel)
@@ -328,16 +333,21 @@ def _session_main(first: dict[str, Any], channel: BlockingChannel, baseline: int
             frame = _done_frame(message, channel, baseline, (state, rlimits))
             signal.signal(signal.SIGPROF, signal.SIG_IGN)
             state.leave()
+            # Put back what the run changed in shared functions and objects (only a Python-layer
+            # break can), before `done`: the next run cannot start earlier, the CPU time counts
+            # in this run (not as idle time), and no timer of the run is left to cut it short.
+            state.shims.restore_shared()
             channel.send(frame)
         except BaseException:  # the host sees the channel close and resets the session
             os._exit(1)
 
 
 def _done_frame(message: dict[str, Any], channel: BlockingChannel, baseline: int,
-                session: tuple[SessionState, SessionRlimits] | None = None) -> bytes:
+                session: tuple[SessionState, SessionRlimits] | None = None,
+                kit: tuple[RunGuards, ShimSet] | None = None) -> bytes:
     """Run the snippet and encode its `done` frame; nothing of the run outlives this call
     (but the session's state, in a session worker)."""
-    result, execution = _run(message, channel, baseline, session)
+    result, execution = _run(message, channel, baseline, session, kit)
     signal.setitimer(signal.ITIMER_REAL, 0)
     if session is not None:
         signal.setitimer(signal.ITIMER_PROF, 0)
@@ -461,15 +471,17 @@ def _depth() -> int:
 
 
 def _run(message: dict[str, Any], channel: BlockingChannel, baseline: int,
-         session: tuple[SessionState, SessionRlimits] | None = None) -> tuple[RunResult, Execution | None]:
+         session: tuple[SessionState, SessionRlimits] | None = None,
+         kit: tuple[RunGuards, ShimSet] | None = None) -> tuple[RunResult, Execution | None]:
     """The run's result, and its `Execution` (None when none was built)."""
     holder: list[Execution] = []
-    result = _run_into(message, channel, baseline, holder, session)
+    result = _run_into(message, channel, baseline, holder, session, kit)
     return result, holder[0] if holder else None
 
 
 def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
-              holder: list[Execution], session: tuple[SessionState, SessionRlimits] | None = None) -> RunResult:
+              holder: list[Execution], session: tuple[SessionState, SessionRlimits] | None = None,
+              kit: tuple[RunGuards, ShimSet] | None = None) -> RunResult:
     try:
         limits = Limits.from_json(message["limits"])
         code = message["code"]
@@ -510,7 +522,7 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         signal.signal(signal.SIGXCPU, on_cpu)
         signal.setitimer(signal.ITIMER_REAL, limits.wall_time, TIMER_REPEAT)
         try:
-            extra = {} if session is None else {"state": session[0]}
+            extra: dict[str, Any] = {"kit": kit} if session is None else {"state": session[0]}
             execution = Execution(code, names, limits, namespace=namespace, docs=docs, verdict=verdict,
                                   compiled=compiled, **extra)
         except PolicyError as exc:

@@ -457,6 +457,9 @@ class WorkerRuntime:
         if controller is not None and controller.on_output is not None:
             request["live"] = True  # the worker then sends each print as an `out` frame
         try:
+            # The host's wall clock for the run starts before the worker's can (it starts its
+            # timer on reading the request): a timeout it reports is then never early here.
+            session.started = time.monotonic()
             await stream.send(encode(request))
             if after_request is not None:
                 early = await after_request()
@@ -517,14 +520,14 @@ class _Session:
         self.size_at_start: int | None = None
 
     def begin(self, pid: int, parent: int | None, fields: list[str] | None = None) -> None:
-        """Note the worker and the moment its run starts, with the CPU time it had used by then:
-        the evidence a reported timeout is checked against."""
+        """Note the worker and the CPU time it had used before its snippet could run: with
+        `started` (set as the request is sent), the evidence a reported timeout is checked
+        against."""
         self.pid, self.parent = pid, parent
         if fields is None:
             fields = _proc_fields(pid, parent)
         self.cpu_at_start = None if fields is None else _cpu_of(fields)
         self.size_at_start = None if fields is None else int(fields[_VSIZE])
-        self.started = time.monotonic()
 
     async def _frame(self) -> dict[str, Any] | None:
         """The next frame, or None when the worker is gone. One receive usually brings a whole

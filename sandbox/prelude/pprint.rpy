@@ -11,12 +11,15 @@
 #
 # The work is done by `Printer` (public slots, so no attribute read in the walk needs the
 # guard); `PrettyPrinter` keeps CPython's interface and private attributes, and a subclass's
-# `format()` is called for every object, as in CPython.
+# `format()` is called for every object, as in CPython (its private `_format`, `_repr`,
+# `_pprint_*` and `_dispatch` are CPython internals a subclass cannot hook here).
 
 import re
 from collections import ChainMap, Counter, OrderedDict, defaultdict, deque
 
 NO_STREAM = "{}(stream=...) is not available in the sandbox; use pformat()"
+
+MISSING = object()
 
 BUILTIN_SCALARS = frozenset({str, bytes, bytearray, float, complex, bool, type(None)})
 
@@ -25,16 +28,12 @@ list_repr = list.__repr__
 tuple_repr = tuple.__repr__
 int_repr = int.__repr__
 
-#: `type(x).__repr__` for the exact builtin types, whose methods cannot change.
+#: `type(x).__repr__` for the exact builtin types, whose methods cannot change (each Printer
+#: adds the other types it meets).
 KNOWN_REPRS = {dict: dict_repr, list: list_repr, tuple: tuple_repr, int: int_repr,
                set: set.__repr__, frozenset: frozenset.__repr__}
 
 
-def repr_of(typ):
-    found = KNOWN_REPRS.get(typ)
-    if found is None:
-        found = getattr(typ, "__repr__", None)
-    return found
 
 
 def check_options(indent, width, depth):
@@ -111,7 +110,7 @@ class Printer:
     # this printer's `safe_repr`, or a PrettyPrinter subclass's own `format`.
 
     __slots__ = ("depth", "indent_per_level", "width", "compact", "sort_dicts", "underscore_numbers",
-                 "readable", "recursive", "fmt")
+                 "readable", "recursive", "fmt", "reprs", "dataclass_fields")
 
     def __init__(self, indent, width, depth, compact, sort_dicts, underscore_numbers, fmt=None):
         self.depth = depth
@@ -123,6 +122,16 @@ class Printer:
         self.readable = True
         self.recursive = False
         self.fmt = self.safe_repr if fmt is None else fmt
+        # `type(x).__repr__`, and the names of the fields a dataclass shows (None for a class
+        # that takes no dataclass path), read once per type for this pformat.
+        self.reprs = dict(KNOWN_REPRS)
+        self.dataclass_fields = {}
+
+    def repr_of(self, typ):
+        found = self.reprs.get(typ, MISSING)
+        if found is MISSING:
+            found = self.reprs[typ] = getattr(typ, "__repr__", None)
+        return found
 
     def pformat(self, object):
         out = []
@@ -139,26 +148,44 @@ class Printer:
         rep = self.repr_(object, context, level)
         max_width = self.width - indent - allowance
         if len(rep) > max_width:
-            r = repr_of(type_of(object))
+            typ = type_of(object)
+            r = self.reprs.get(typ)
+            if r is None:
+                r = self.repr_of(typ)
             p = DISPATCH.get(r, None)
             if p is not None:
                 context[objid] = 1
                 p(self, object, write, indent, allowance, context, level + 1)
                 del context[objid]
                 return
-            elif generated_repr(r) and not isinstance(object, type) and dataclass_repr_on(object):
+            elif generated_repr(r) and not isinstance(object, type) and self.shown_fields(typ, object) is not None:
                 context[objid] = 1
                 self.pprint_dataclass(object, write, indent, allowance, context, level + 1)
                 del context[objid]
                 return
         write(rep)
 
-    def pprint_dataclass(self, object, write, indent, allowance, context, level):
-        import dataclasses
+    def shown_fields(self, typ, object):
+        # CPython's test: a dataclass whose parameters still ask for a repr (a subclass decorated
+        # with repr=False inherits the generated one); then the fields with repr=True.
+        names = self.dataclass_fields.get(typ, MISSING)
+        if names is MISSING:
+            names = None
+            try:
+                params = object.__dataclass_params__
+            except AttributeError:
+                params = None
+            if params is not None and params.repr:
+                import dataclasses
 
-        cls_name = type(object).__name__
+                names = tuple([f.name for f in dataclasses.fields(object) if f.repr])
+            self.dataclass_fields[typ] = names
+        return names
+
+    def pprint_dataclass(self, object, write, indent, allowance, context, level):
+        cls_name = type_of(object).__name__
         indent += len(cls_name) + 1
-        items = [(f.name, getattr(object, f.name)) for f in dataclasses.fields(object) if f.repr]
+        items = [(name, read(object, name)) for name in self.dataclass_fields[type_of(object)]]
         write(cls_name + "(")
         self.format_namespace_items(items, write, indent, allowance, context, level)
         write(")")
@@ -437,7 +464,9 @@ class Printer:
         if typ in BUILTIN_SCALARS:
             return repr(object), True, False
 
-        r = repr_of(typ)
+        r = self.reprs.get(typ)
+        if r is None:
+            r = self.repr_of(typ)
 
         if typ is int or (r is int_repr and issubclass(typ, int)):
             if self.underscore_numbers:
@@ -510,16 +539,6 @@ class Printer:
 
         rep = repr(object)
         return rep, (rep and not rep.startswith("<")), False
-
-
-def dataclass_repr_on(object):
-    # CPython's test: a dataclass whose parameters still ask for a repr (a subclass decorated
-    # with repr=False inherits the generated one).
-    try:
-        params = object.__dataclass_params__
-    except AttributeError:
-        return False
-    return bool(params.repr)
 
 
 DISPATCH = {

@@ -56,8 +56,10 @@ def _is_exact_namespace(obj: Any) -> bool:
 
 
 def build(ctx: ShimContext) -> dict[str, Any]:
+    kernels = RunKernels(ctx.guards)
     namespace = ctx.run_prelude("pprint", NAME, {
-        "type_of": RunKernels(ctx.guards).type_of,
+        "type_of": kernels.type_of,
+        "read": kernels.reader(),
         "sorts_plainly": _sorts_plainly,
         "generated_repr": _generated_repr,
         "namespace_names": _namespace_names,

@@ -13,6 +13,7 @@ from sandbox_helpers import BINDINGS, run
 
 import sandbox
 from sandbox import Limits, RunController
+from sandbox.limits import wall_time_message
 from sandbox.protocol import encode
 from sandbox.workers import WorkerRuntime, _HostChannel, _Session
 
@@ -301,5 +302,31 @@ def test_workers_run_the_hosts_compile_and_never_compile_themselves() -> None:
         assert refused.error is not None and refused.error.kind == "syntax"
         assert refused.error.message.startswith("line 1: invalid syntax")
         assert (set_n.error, read_n.error, read_n.value) == (None, None, 22)
+    finally:
+        runtime.close()
+
+
+#: Runs in the worker template: every pid frame is written 0.3 s late, so a run's request (sent
+#: first) reaches its worker, which starts its wall clock, long before the host reads the pid.
+_LATE_PID_FRAMES = (
+    "import time, sandbox.worker as _w\n"
+    "_write = _w._try_write\n"
+    "def _late(fd, data):\n"
+    "    if b'\"op\":\"pid\"' in data:\n"
+    "        time.sleep(0.3)\n"
+    "    _write(fd, data)\n"
+    "_w._try_write = _late\n"
+)
+
+
+def test_a_timeout_is_believed_however_late_the_host_learns_the_pid() -> None:
+    """The host's wall clock for a run starts as it sends the request, before the worker's can:
+    a worker that times out on its own clock is never early on the host's."""
+    runtime = WorkerRuntime(pool_size=0, _template_prelude=_LATE_PID_FRAMES)
+    try:
+        result = anyio.run(lambda: runtime.run("while True:\n    pass", bindings={},
+                                               limits=Limits(wall_time=1.0, cpu_time=30)))
+        assert result.error is not None and result.error.kind == "timeout", result
+        assert result.error.message == wall_time_message(1.0), result.error
     finally:
         runtime.close()

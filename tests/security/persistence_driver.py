@@ -207,18 +207,28 @@ LIMIT = 20_000
 async def main() -> dict[str, Any]:
     limits = sandbox.Limits(wall_time=600, cpu_time=600, max_output=1 << 20)
     warm = await sandbox.run(AFTER_SNIPPET, backend="inprocess", limits=limits)
+    # A run that imports what the god-mode run imports: the put-back after the god-mode run then
+    # answers "what changed?" with the cheap probe this run left (`crossing._Probe`), not the
+    # first, slow put-back of a new set of modules.
+    imports = GOD_SNIPPET.split("roots =")[0]
+    same_imports = await sandbox.run(imports + "return 1", backend="inprocess", limits=limits)
+    assert same_imports.ok, same_imports
     # What two runs both reach is shared; the rest (module shims, per-run shims' closures, the
     # run's builtins) is made per run and compared by type only.
     first, keep_first = fingerprint(shared_roots())
     second, keep_second = fingerprint(shared_roots())
     shared = {id(o) for o in keep_first} & {id(o) for o in keep_second}
     before, keep_before = fingerprint(shared_roots(), shared)
+    probes = dict(crossing.SHARED._unions)
     build = execution.build_builtins
     execution.build_builtins = _god_builtins(build)
     try:
         god = await sandbox.run(GOD_SNIPPET, backend="inprocess", limits=limits)
     finally:
         execution.build_builtins = build
+    # The god-mode run's put-back went through a probe made before it (no new union of groups).
+    probe_reused = crossing.SHARED._unions.keys() == probes.keys() and all(
+        crossing.SHARED._unions[k] is v for k, v in probes.items())
     after_run = await sandbox.run(AFTER_SNIPPET, backend="inprocess", limits=limits)
     after, keep_after = fingerprint(shared_roots(), shared)
     changed = {p: [before[p], after.get(p)] for p in before if after.get(p) != before[p]}
@@ -233,6 +243,7 @@ async def main() -> dict[str, Any]:
         "added": added[:200],
         "added_count": len(added),
         "frozen": len(crossing.SHARED.frozen),
+        "probe_reused": probe_reused,
     }
 
 

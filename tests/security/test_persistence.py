@@ -19,10 +19,12 @@ import types
 from pathlib import Path
 from typing import Any
 
+import god_mode_worker
 import pytest
 
 import sandbox
 from sandbox import crossing, guards, shims
+from sandbox import execution as execution_module
 from sandbox.execution import Execution
 
 DRIVER = Path(__file__).with_name("persistence_driver.py")
@@ -48,6 +50,8 @@ def test_god_mode_writes_reach_no_later_run(god_mode: dict[str, Any]) -> None:
     assert god_mode["added_count"] == 0, god_mode["added"][:50]
     # The next run behaves as the one before the god-mode run did.
     assert god_mode["after"] == god_mode["warm"], god_mode
+    # The put-back after it started from the cheap check, which saw the writes.
+    assert god_mode["probe_reused"], god_mode
 
 
 def _first_run() -> None:
@@ -165,6 +169,116 @@ def test_restore_puts_back_what_cannot_be_frozen() -> None:
     assert shim.restore_shared() == 0
 
 
+def _records_of(groups: tuple[str, ...], kind: type, *, keyword_defaults: bool = False) -> list[Any]:
+    found = []
+    for group in groups:
+        for record in crossing.SHARED.groups[group]:
+            if type(record.obj) is kind and (not keyword_defaults or record.items[1]):
+                found.append(record.obj)
+    return found
+
+
+def _a_fresh_union() -> shims.ShimSet:
+    """A ShimSet whose put-back has run once (so its probe exists and is the reference)."""
+    _first_run()
+    shim = shims.ShimSet(guards.RunGuards(), {})
+    for name in ("textwrap", "re", "collections"):
+        shim.get(name)
+    shim.restore_shared()
+    assert shim.restore_shared() == 0
+    return shim
+
+
+GROUPS = ("core", "textwrap", "re", "collections")
+
+
+def _function_defaults(fn: Any, planted: Any) -> None:
+    fn.__defaults__ = (planted,) * len(fn.__defaults__ or (1,))
+
+
+def _function_keyword_default(fn: Any, planted: Any) -> None:
+    fn.__kwdefaults__[next(iter(fn.__kwdefaults__))] = planted  # in place: the dict stays
+
+
+def _function_attribute(fn: Any, planted: Any) -> None:
+    fn.planted = planted  # into the existing, empty `__dict__`
+
+
+def _function_code(fn: Any, planted: Any) -> None:
+    fn.__code__ = fn.__code__.replace(co_consts=(*fn.__code__.co_consts, planted))  # a new code object
+
+
+def _wrapper_reinitialised(wrapper: Any, planted: Any) -> None:
+    type(wrapper).__init__(wrapper, lambda *a: planted)  # `__init__` again: a new callable, names copied
+
+
+def _wrapper_attribute(wrapper: Any, planted: Any) -> None:
+    object.__setattr__(wrapper, "planted", planted)
+
+
+def _dict_value(mapping: Any, planted: Any) -> None:
+    mapping[next(iter(mapping))] = planted
+
+
+def _dict_key(mapping: Any, planted: Any) -> None:
+    mapping["planted"] = planted
+
+
+def _list_item(items: Any, planted: Any) -> None:
+    items.append(planted)
+
+
+WRITES = [
+    (types.FunctionType, False, _function_defaults), (types.FunctionType, True, _function_keyword_default),
+    (types.FunctionType, False, _function_attribute), (types.FunctionType, False, _function_code),
+    (staticmethod, False, _wrapper_reinitialised), (classmethod, False, _wrapper_reinitialised),
+    (staticmethod, False, _wrapper_attribute), (dict, False, _dict_value), (dict, False, _dict_key),
+    (list, False, _list_item),
+]
+
+
+@pytest.mark.parametrize(("kind", "keyword_defaults", "write"), WRITES, ids=[w.__name__.strip("_") for *_, w in WRITES])
+def test_the_cheap_check_sees_every_kind_of_write(kind: type, keyword_defaults: bool, write: Any) -> None:
+    """The put-back first asks a probe, which reads the recorded objects' memory (pointers, dict
+    version tags) in one pass, whether anything changed: a write of each kind, to the first and
+    the last recorded object of that kind, is seen and put back, and nothing planted runs."""
+    shim = _a_fresh_union()
+    candidates = [o for o in _records_of(GROUPS, kind, keyword_defaults=keyword_defaults)
+                  if kind is not dict or o]  # a key of its own to replace
+    assert candidates, kind
+    ran: list[str] = []
+
+    class Planted:
+        def __eq__(self, other: Any) -> bool:
+            ran.append("eq")
+            return True
+
+        def __hash__(self) -> int:
+            ran.append("hash")
+            return 0
+
+    for target in (candidates[0], candidates[-1]):
+        before = _state_of(target)
+        write(target, Planted())
+        assert _state_of(target) != before  # the write landed (compared by identity)
+        assert shim.restore_shared() >= 1
+        assert _state_of(target) == before
+        assert shim.restore_shared() == 0  # the probe's new reference is the pristine state
+    assert ran == []
+
+
+def _state_of(obj: Any) -> list[int]:
+    """Identities of everything a write could change in `obj`."""
+    if type(obj) is types.FunctionType:
+        return [id(getattr(obj, n)) for n in crossing._FUNCTION_STATE] + [
+            id(v) for d in (obj.__dict__, obj.__kwdefaults__ or {}) for kv in d.items() for v in kv]
+    if type(obj) in (staticmethod, classmethod):
+        return [id(obj.__func__), id(obj.__dict__)] + [id(v) for kv in obj.__dict__.items() for v in kv]
+    if type(obj) is dict:
+        return [id(v) for kv in obj.items() for v in kv]
+    return [id(v) for v in obj]
+
+
 def test_freezing_fails_closed_when_the_layout_is_not_cpythons(monkeypatch: pytest.MonkeyPatch) -> None:
     class Fresh:
         pass
@@ -189,3 +303,47 @@ async def test_a_snippet_sees_frozen_shared_classes(backend: str) -> None:
     assert result.ok, result
     assert result.value[0] == 1 and result.value[2] == 70
     assert "cannot modify class 'TextWrapper'" in result.value[1]
+
+
+GOD_WRITE = (
+    "import textwrap\n"
+    "never = lambda line: False\n"
+    "real_setattr(textwrap.indent, '__defaults__', (never,))\n"
+    "real_setattr(textwrap.dedent, 'planted', 'planted')\n"
+    "kept = 'kept'\n"
+    "return [textwrap.indent('a\\n', '> '), getattr(textwrap.dedent, 'planted', None)]"
+)
+GOD_LOOK = "import textwrap\nreturn [textwrap.indent('a\\n', '> '), getattr(textwrap.dedent, 'planted', None), kept]"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
+        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session keeps its own globals across runs, never what a run wrote into the state every
+    run of the process shares: the session worker puts it back before each `done`, as the
+    in-process backend does after each run. God mode (the real `setattr`) stands for a break of
+    the Python layers; the snippet's own write rules would refuse both writes first."""
+    limits = sandbox.Limits(wall_time=20, cpu_time=20)
+    runtime: Any = backend
+    if backend == "worker":
+        here = Path(__file__).resolve().parent
+        runtime = sandbox.WorkerRuntime(pool_size=1, _template_prelude=(
+            f"import sys; sys.path.insert(0, {str(here)!r}); import god_mode_worker; god_mode_worker.install()"))
+    else:
+        monkeypatch.setattr(execution_module, "build_builtins", god_mode_worker.wrap(execution_module.build_builtins))
+    session = sandbox.open_session(runtime)
+    try:
+        wrote = await session.run(GOD_WRITE, limits=limits)
+        assert wrote.ok, wrote
+        assert wrote.value == ["a\n", "planted"]  # the writes landed, in the writing run
+        pid = getattr(session, "pid", None)
+        looked = await session.run(GOD_LOOK, limits=limits)
+        assert looked.ok, looked
+        assert looked.value == ["> a\n", None, "kept"]  # pristine, in the same session (its globals kept)
+        assert getattr(session, "pid", None) == pid and looked.reset is None  # the same worker, not a reset
+    finally:
+        session.close()
+        if backend == "worker":
+            runtime.close()
+
