@@ -305,15 +305,16 @@ async def test_a_snippet_sees_frozen_shared_classes(backend: str) -> None:
     assert "cannot modify class 'TextWrapper'" in result.value[1]
 
 
+# `shlex.split` is a shared function itself (shlex crosses unwrapped: `base.PLAIN_RESULT_SHIMS`);
+# `textwrap.dedent` is the shared judging wrapper of one (`base.judged`).
 GOD_WRITE = (
-    "import textwrap\n"
-    "never = lambda line: False\n"
-    "real_setattr(textwrap.indent, '__defaults__', (never,))\n"
+    "import shlex, textwrap\n"
+    "real_setattr(shlex.split, '__defaults__', (True, True))\n"
     "real_setattr(textwrap.dedent, 'planted', 'planted')\n"
     "kept = 'kept'\n"
-    "return [textwrap.indent('a\\n', '> '), getattr(textwrap.dedent, 'planted', None)]"
+    "return [shlex.split('a #b'), getattr(textwrap.dedent, 'planted', None)]"
 )
-GOD_LOOK = "import textwrap\nreturn [textwrap.indent('a\\n', '> '), getattr(textwrap.dedent, 'planted', None), kept]"
+GOD_LOOK = "import shlex, textwrap\nreturn [shlex.split('a #b'), getattr(textwrap.dedent, 'planted', None), kept]"
 
 
 @pytest.mark.anyio
@@ -336,11 +337,11 @@ async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
     try:
         wrote = await session.run(GOD_WRITE, limits=limits)
         assert wrote.ok, wrote
-        assert wrote.value == ["a\n", "planted"]  # the writes landed, in the writing run
+        assert wrote.value == [["a"], "planted"]  # the writes landed, in the writing run
         pid = getattr(session, "pid", None)
         looked = await session.run(GOD_LOOK, limits=limits)
         assert looked.ok, looked
-        assert looked.value == ["> a\n", None, "kept"]  # pristine, in the same session (its globals kept)
+        assert looked.value == [["a", "#b"], None, "kept"]  # pristine, in the same session (its globals kept)
         assert getattr(session, "pid", None) == pid and looked.reset is None  # the same worker, not a reset
     finally:
         session.close()
