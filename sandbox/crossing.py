@@ -181,7 +181,8 @@ SafeType.__module__ = "builtins"  # messages name it as CPython does: `type() ar
 #: `exec`s and `setattr`s it on the class; `functools.cached_property`: it writes its name
 #: straight into instance dicts (the `functools` shim offers a checked subclass instead);
 #: `string.Template`: its `__init_subclass__` hands the subclass's `delimiter` to `re.escape`,
-#: which gives it `re`'s own translation table (the `string` shim offers a checked subclass).
+#: which gives it `re`'s own translation table (the `string` shim's `Template` is a prelude port
+#: whose only base is `object`).
 import dataclasses as _dataclasses  # noqa: E402 - kept next to the table it feeds
 import enum as _enum  # noqa: E402
 import functools as _functools  # noqa: E402
