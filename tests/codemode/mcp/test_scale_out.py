@@ -41,7 +41,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 TOOLS = HERE / "replica_tools.py"
 CLIENTS = 32
-NAP = 0.25
+#: Seconds each run naps in its tool call: long enough that a run seen in flight for
+#: `ADMITTED` seconds is both admitted by its replica and still napping when the drain starts.
+NAP = 0.4
+ADMITTED = 0.15
 #: Per-client bounds: calls made, and seconds of load overall.
 MAX_CALLS = 60
 LOAD_LIMIT = 150.0
@@ -274,10 +277,10 @@ async def _operate(mode: str, tmp: Path) -> None:
                 while len(calls.served_by.get(drained.name, [])) < before + 3:
                     await anyio.sleep(0.02)
                 if sessions:
-                    # Sticky clients: wait for a run known to be in flight there (sent 0.1 s ago,
-                    # so admitted, and napping for NAP), so "its answers kept coming after SIGTERM"
-                    # does not depend on whether a request happened to be in flight.
-                    while not calls.run_in_flight_on(drained.name, since=0.1):
+                    # Sticky clients: wait for a run known to be in flight there (sent ADMITTED
+                    # ago, so admitted, and napping for NAP), so "its answers kept coming after
+                    # SIGTERM" does not depend on whether a request happened to be in flight.
+                    while not calls.run_in_flight_on(drained.name, since=ADMITTED):
                         await anyio.sleep(0.01)
                 clock["term"] = time.monotonic()
                 drained.proc.send_signal(signal.SIGTERM)
