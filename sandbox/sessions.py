@@ -48,7 +48,6 @@ from .control import RunController
 from .execution import syntax_result
 from .host import Bindings, escaped_inputs
 from .inprocess import InProcessRuntime
-from .jail import JailError
 from .limits import DEFAULT_LIMITS, MIB, Limits
 from .policy import PolicyError, compile_snippet
 from .protocol import encode, pack_code
@@ -57,11 +56,9 @@ from .session import SessionState
 from .workers import (
     CRASHED_MESSAGE,
     KILL_GRACE,
-    SPAWN_TIMEOUT,
     WorkerRuntime,
     _cpu_of,
     _HostChannel,
-    _pid_frame,
     _Session,
     _Worker,
 )
@@ -380,14 +377,10 @@ class WorkerSession(Session):
         stream = _HostChannel(worker.sock)
         ready = False
         try:
-            if worker.pid is None:
-                reader = _Session(stream, {}, DEFAULT_LIMITS)
-                with anyio.move_on_after(SPAWN_TIMEOUT):
-                    worker.pid, worker.jail = _pid_frame(await reader._frame())
-            if worker.pid is None or worker.jail is None:
-                return RunResult(error=RunError("crashed", "no worker process could be started"))
-            if not worker.jail.full and not runtime.allow_weak_jail:
-                raise JailError(worker.jail.refusal())
+            failed = await runtime._ready(worker, _Session(stream, {}, DEFAULT_LIMITS))
+            if failed is not None:
+                return failed
+            assert worker.pid is not None and worker.jail is not None
             limits = self.limits
             await stream.send(encode({"op": "session", "memory": limits.memory, "lifetime": limits.max_lifetime}))
             with runtime._lock:

@@ -110,14 +110,13 @@ _WARM_UP_CODE = (
 _CHILD_WARM_UP_CODE = "x = [i for i in range(3)]\nprint(f'{x}')\nreturn {'a': x}"
 
 
-def _warm_up(code: str = _WARM_UP_CODE, compiled: CodeType | None = None) -> Execution:
+def _warm_up(code: str = _WARM_UP_CODE, compiled: CodeType | None = None) -> tuple[RunResult, Execution]:
     """Import and exercise everything once, so a run pays for none of it (the template, before
     it forks)."""
     execution = Execution(code, [], Limits(), compiled=compiled)
     execution.start()
     execution.scheduler.run_ready()
-    execution.result()
-    return execution
+    return execution.result(), execution
 
 
 def _child_request() -> bytes:
@@ -140,8 +139,7 @@ def _warm_child(request: bytes) -> None:
     resource.setrlimit(resource.RLIMIT_AS, resource.getrlimit(resource.RLIMIT_AS))  # unchanged
     resource.getrusage(resource.RUSAGE_SELF)
     signal.setitimer(signal.ITIMER_REAL, 0)
-    execution = _warm_up(message["code"], unpack_code(message["compiled"]))
-    encode('{"op":"done","result":' + dumps(_report(execution.result(), execution)) + "}")
+    _encode_done(*_warm_up(message["code"], unpack_code(message["compiled"])))
 
 
 def _no_signal(signum: int, frame: Any) -> None:
@@ -351,6 +349,10 @@ def _done_frame(message: dict[str, Any], channel: BlockingChannel, baseline: int
     signal.setitimer(signal.ITIMER_REAL, 0)
     if session is not None:
         signal.setitimer(signal.ITIMER_PROF, 0)
+    return _encode_done(result, execution)
+
+
+def _encode_done(result: RunResult, execution: Execution | None) -> bytes:
     return encode('{"op":"done","result":' + dumps(_report(result, execution)) + "}")
 
 

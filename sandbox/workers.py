@@ -384,6 +384,21 @@ class WorkerRuntime:
     async def __aexit__(self, *exc: object) -> None:
         self.close()
 
+    async def _ready(self, worker: _Worker, reader: _Session) -> RunResult | None:
+        """Learn `worker`'s pid and jail (reading on from what the pool took of its pid frame)
+        and check the jail: None when it may run a snippet, a `crashed` result when no worker
+        could be started; raises `JailError` for a weak jail this runtime does not accept."""
+        if worker.pid is None:
+            reader.buffer += worker.read
+            worker.read.clear()
+            with anyio.move_on_after(SPAWN_TIMEOUT):
+                worker.pid, worker.jail = _pid_frame(await reader._frame())
+        if worker.pid is None or worker.jail is None:
+            return RunResult(error=RunError("crashed", "no worker process could be started"))
+        if not worker.jail.full and not self.allow_weak_jail:
+            raise JailError(worker.jail.refusal())
+        return None
+
     # -- one run -----------------------------------------------------------------------------
     async def run(
         self,
@@ -403,7 +418,6 @@ class WorkerRuntime:
         try:
             session = _Session(stream, bindings, limits, controller, namespace=namespace,
                                source_lines=code.count("\n") + 1, source=code)
-            session.buffer += worker.read
 
             async def after_request() -> RunResult | None:
                 # The run request went first, so the worker wakes up and builds the run while
@@ -411,13 +425,10 @@ class WorkerRuntime:
                 # the pool. No code is sent before the jail is checked: until then the worker
                 # can run nothing.
                 nonlocal replenished, jail
-                if worker.pid is None:
-                    with anyio.move_on_after(SPAWN_TIMEOUT):
-                        worker.pid, worker.jail = _pid_frame(await session._frame())
-                if worker.pid is None or worker.jail is None:
-                    return RunResult(error=RunError("crashed", "no worker process could be started"))
-                if not worker.jail.full and not self.allow_weak_jail:
-                    raise JailError(worker.jail.refusal())
+                failed = await self._ready(worker, session)
+                if failed is not None:
+                    return failed
+                assert worker.pid is not None and worker.jail is not None
                 jail = "full" if worker.jail.full else "weak"
                 session.begin(worker.pid, worker.parent)
                 try:
