@@ -656,6 +656,44 @@ def host_attr(obj: Any, name: str) -> Any:
     return value
 
 
+class _JudgedPattern(type):
+    """The class a pattern names in place of `C` when it would read a routed name natively
+    (`case Fraction(numerator=n)`, `case object(copy=f)`). The instance check is `C`'s own; on a
+    match each such attribute is read and judged as `obj.name` in source would be, and a value
+    the judge would hand out other than as it is (a raw host function off a class, something
+    forbidden) fails the match with a `TypeError` before CPython reads the name itself."""
+
+    def __instancecheck__(cls, subject: Any) -> bool:
+        target, names = type.__getattribute__(cls, "_judged_")
+        if not isinstance(subject, target):
+            return False
+        for name in names:
+            value = getattr(subject, name, _MISSING)
+            if value is _MISSING:
+                continue  # the pattern fails as it would have
+            try:
+                same = judge(value) is value
+            except AttributeError:
+                same = False
+            if not same:
+                raise TypeError(
+                    f"class pattern {target.__name__}(...) would read attribute {name!r} unchecked: "
+                    f"match {target.__name__}() as x and read x.{name} in the case body"
+                )
+        return True
+
+
+def judged_pattern(cls: type, match_args: tuple[Any, ...] | None, names: tuple[str, ...]) -> type:
+    """A frozen `_JudgedPattern` for `cls`: same name and `__match_args__`, so CPython's own
+    errors read as they would for `cls`."""
+    namespace: dict[str, Any] = {"__slots__": (), "__module__": cls.__module__, "_judged_": (cls, names)}
+    if match_args is not None:
+        namespace["__match_args__"] = match_args
+    stand_in = _JudgedPattern(cls.__name__, (), namespace)
+    make_immutable(stand_in)
+    return stand_in
+
+
 def guarded_hasattr(obj: Any, name: Any) -> bool:
     name = plain_name(name)
     if attribute_problem(name):

@@ -36,7 +36,7 @@ from .crossing import (
     hidden_base,
     host_attr,
     judge,
-    make_immutable,
+    judged_pattern,
     plain_name,
     safe_format,
     safe_format_map,
@@ -524,7 +524,7 @@ class RunGuards:
         """`_match_class_`: check the attribute names `case cls(p1, ..., k=...)` will read
         natively. `routed` are the keyword names a source read would judge (`numerator`,
         `copy`: `policy.HOST_METHOD_NAMES`); with those, or positional ones, the pattern names a
-        stand-in whose instance check judges each such read first (`_JudgedPattern`)."""
+        stand-in whose instance check judges each such read first (`crossing.judged_pattern`)."""
         if not isinstance(cls, type):
             return cls  # CPython reports a non-class
         judged = list(routed)
@@ -559,46 +559,8 @@ class RunGuards:
         key = (cls, count, *judged)
         stand_in = self._judged_patterns.get(key)
         if stand_in is None:
-            stand_in = self._judged_patterns[key] = _judged_pattern(cls, names, tuple(dict.fromkeys(judged)))
+            stand_in = self._judged_patterns[key] = judged_pattern(cls, names, tuple(dict.fromkeys(judged)))
         return stand_in
-
-
-class _JudgedPattern(type):
-    """The class a pattern names in place of `C` when it would read a routed name natively
-    (`case Fraction(numerator=n)`, `case object(copy=f)`). The instance check is `C`'s own; on a
-    match each such attribute is read and judged as `obj.name` in source would be, and a value
-    the judge would hand out other than as it is (a raw host function off a class, something
-    forbidden) fails the match with a `TypeError` before CPython reads the name itself."""
-
-    def __instancecheck__(cls, subject: Any) -> bool:
-        target, names = type.__getattribute__(cls, "_judged_")
-        if not isinstance(subject, target):
-            return False
-        for name in names:
-            value = getattr(subject, name, _MISSING)
-            if value is _MISSING:
-                continue  # the pattern fails as it would have
-            try:
-                same = judge(value) is value
-            except AttributeError:
-                same = False
-            if not same:
-                raise TypeError(
-                    f"class pattern {target.__name__}(...) would read attribute {name!r} unchecked: "
-                    f"match {target.__name__}() as x and read x.{name} in the case body"
-                )
-        return True
-
-
-def _judged_pattern(cls: type, match_args: tuple[Any, ...] | None, names: tuple[str, ...]) -> type:
-    """A frozen `_JudgedPattern` for `cls`: same name and `__match_args__`, so CPython's own
-    errors read as they would for `cls`."""
-    namespace: dict[str, Any] = {"__slots__": (), "__module__": cls.__module__, "_judged_": (cls, names)}
-    if match_args is not None:
-        namespace["__match_args__"] = match_args
-    stand_in = _JudgedPattern(cls.__name__, (), namespace)
-    make_immutable(stand_in)
-    return stand_in
 
 
 def _class_level(cls: type, name: str) -> Any:
