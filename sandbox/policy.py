@@ -525,7 +525,8 @@ class SnippetPolicy(RestrictingNodeTransformer):
         finally:
             self._scopes.pop()
         if self.budget:
-            node.body.insert(0, self._tick(node))
+            # After the docstring, which stays the function's `__doc__`.
+            node.body.insert(1 if ast.get_docstring(node, clean=False) is not None else 0, self._tick(node))
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
