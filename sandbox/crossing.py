@@ -572,12 +572,22 @@ def _items(container: Any) -> Any:
     return container if kind is tuple or kind is list else (*kind.__iter__(container),)
 
 
+#: How many items (and nested containers) below its first level a returned container is walked
+#: for; the first level always is. A value host code hands back by reference (a snippet object's
+#: state to the copy prelude, `reduce`'s accumulator) then costs at most about a millisecond
+#: however big its graph; deeper than that the judge relies on host code having built only
+#: plain data from plain data, which the boundary fuzz checks.
+NESTED_ITEMS_WALKED = 1_000
+
+
 def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
-    """Every item of the exact container `value`, at any depth, refused if forbidden. Decided by
-    type at C speed a level at a time (a flat list of strings costs one `set(map(type, ...))`);
-    each nested exact container is walked once, so a cycle ends."""
+    """Every item of the exact container `value`, and of the exact containers in it up to
+    `NESTED_ITEMS_WALKED` items below the first level, refused if forbidden. Decided by type at
+    C speed a level at a time (a flat list of strings costs one `set(map(type, ...))`); each
+    nested container is walked once, so a cycle ends."""
     items = _items(value)
     seen: set[int] | None = None
+    budget = NESTED_ITEMS_WALKED
     while True:
         kinds = set(map(type, items))
         kinds -= _SCALARS  # usually empty
@@ -599,9 +609,15 @@ def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
                 for item in items:
                     if type(item) is kind and forbidden(item):
                         raise _outside(what, item, passed)
-        if not nested:
+        items = []
+        for container in nested:
+            kind = type(container)
+            budget -= 1 + (3 if kind is slice else 2 * len(container) if kind is dict else len(container))
+            if budget < 0:
+                return
+            items += _items(container)
+        if not items:
             return
-        items = _items(nested[0]) if len(nested) == 1 else [i for c in nested for i in _items(c)]
 
 
 def judge_crossing(value: Any, what: str, passed: bool = False) -> Any:
@@ -656,42 +672,100 @@ def host_attr(obj: Any, name: str) -> Any:
     return value
 
 
+#: Offset of `tp_getattro` in `PyTypeObject` (the object head, then 15 slots: tp_name ...
+#: tp_str), the same from 3.10 to 3.13; checked against known types when first used.
+_GETATTRO_OFFSET = 3 * ctypes.sizeof(ctypes.c_void_p) + 15 * ctypes.sizeof(ctypes.c_void_p)
+_GENERIC_GETATTR = ctypes.cast(ctypes.pythonapi.PyObject_GenericGetAttr, ctypes.c_void_p).value
+
+
+def _generic_getattr(kind: type) -> bool:
+    """Attribute reads on instances of `kind` are CPython's generic lookup (instance dictionary,
+    then the MRO's class dictionaries), with no `__getattr__` and no forwarding to another
+    object (`typing.Counter`, `list[int]`, `super`)."""
+    return bool(ctypes.c_void_p.from_address(id(kind) + _GETATTRO_OFFSET).value == _GENERIC_GETATTR)
+
+
+_GETATTRO_KNOWN = (
+    _generic_getattr(object) and _generic_getattr(int) and not _generic_getattr(types.GenericAlias)
+    and not _generic_getattr(type) and not _generic_getattr(types.ModuleType)
+)
+
+
 class _JudgedPattern(type):
-    """The class a pattern names in place of `C` when it would read a routed name natively
-    (`case Fraction(numerator=n)`, `case object(copy=f)`). The instance check is `C`'s own; on a
-    match each such attribute is read and judged as `obj.name` in source would be, and a value
-    the judge would hand out other than as it is (a raw host function off a class, something
-    forbidden) fails the match with a `TypeError` before CPython reads the name itself."""
+    """The class a pattern names in place of `C` when CPython would read, natively, a name a
+    source read judges (`case Fraction(numerator=n)`, `case object(copy=f)`), or read
+    `C.__match_args__` (it reads the stand-in's, the tuple the guard checked). The instance
+    check is `C`'s own; then each such read must be one whose every outcome is safe, whatever
+    snippet code runs between this check and CPython's own read (a descriptor's `__get__`, an
+    earlier sub-pattern): see `_pattern_read_problem`."""
 
     def __instancecheck__(cls, subject: Any) -> bool:
-        target, names = type.__getattribute__(cls, "_judged_")
+        target, names, owns = type.__getattribute__(cls, "_judged_")
         if not isinstance(subject, target):
             return False
         for name in names:
-            value = getattr(subject, name, _MISSING)
-            if value is _MISSING:
-                continue  # the pattern fails as it would have
-            try:
-                same = judge(value) is value
-            except AttributeError:
-                same = False
-            if not same:
+            problem = _pattern_read_problem(subject, name, owns)
+            if problem:
                 raise TypeError(
-                    f"class pattern {target.__name__}(...) would read attribute {name!r} unchecked: "
+                    f"class pattern {target.__name__}(...) would read attribute {name!r} {problem}: "
                     f"match {target.__name__}() as x and read x.{name} in the case body"
                 )
         return True
 
 
-def judged_pattern(cls: type, match_args: tuple[Any, ...] | None, names: tuple[str, ...]) -> type:
-    """A frozen `_JudgedPattern` for `cls`: same name and `__match_args__`, so CPython's own
-    errors read as they would for `cls`."""
-    namespace: dict[str, Any] = {"__slots__": (), "__module__": cls.__module__, "_judged_": (cls, names)}
+def _pattern_read_problem(subject: Any, name: str, owns: Callable[[Any], bool]) -> str | None:
+    """Why CPython's native `getattr(subject, name)` could hand out what a source read would
+    not, or None. Decided from what snippet code cannot change: off a class the read is a raw
+    host function (refused); through a forwarding or `__getattr__` lookup it is not CPython's
+    generic one (refused); otherwise it ends in the instance dictionary (the snippet's own, or
+    a host object's, which it cannot write: judged now) or binds a class-dictionary entry to
+    the instance (a bound method, a property's value: as in source), except a host
+    `staticmethod`, which stays the raw function (refused). What the read returns now is judged
+    as well."""
+    kind = type(subject)
+    if isinstance(subject, type):
+        return "off a class"
+    if not (_GETATTRO_KNOWN and _generic_getattr(kind)):
+        return "through a forwarding lookup"
+    for klass in type.__getattribute__(kind, "__mro__"):
+        entry = type.__getattribute__(klass, "__dict__").get(name)
+        if type(entry) is staticmethod and not owns(klass):
+            return "unchecked"
+    if not owns(subject):
+        try:
+            own = object.__getattribute__(subject, "__dict__")
+        except AttributeError:
+            own = None
+        if type(own) is dict and name in own and not _judged_as_is(own[name]):
+            return "unchecked"
+    value = getattr(subject, name, _MISSING)
+    return None if value is _MISSING or _judged_as_is(value) else "unchecked"
+
+
+def _judged_as_is(value: Any) -> bool:
+    try:
+        return judge(value) is value
+    except AttributeError:
+        return False
+
+
+def judged_pattern(
+    cls: type, match_args: tuple[Any, ...] | None, names: tuple[str, ...], owns: Callable[[Any], bool]
+) -> type:
+    """A frozen `_JudgedPattern` for `cls`, for one run (`owns`: the run's ownership test):
+    same name, the checked `__match_args__` (none if `cls` has none), and for a class that
+    matches itself positionally (`int`, `str`...) a subclass of it, which inherits that."""
+    namespace: dict[str, Any] = {"__slots__": (), "__module__": cls.__module__, "_judged_": (cls, names, owns)}
     if match_args is not None:
         namespace["__match_args__"] = match_args
-    stand_in = _JudgedPattern(cls.__name__, (), namespace)
+    base = (int,) if cls is bool else (cls,) if cls in SELF_MATCHING else ()
+    stand_in = _JudgedPattern(cls.__name__, base, namespace)
     make_immutable(stand_in)
     return stand_in
+
+
+#: Builtins that a positional class pattern matches as the subject itself (`case int(x)`).
+SELF_MATCHING = frozenset({bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple})
 
 
 def guarded_hasattr(obj: Any, name: Any) -> bool:

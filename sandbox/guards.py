@@ -23,6 +23,7 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 from .crossing import (
     _MISSING,
     LEADS_OUTSIDE,
+    SELF_MATCHING,
     UNSUBCLASSABLE,
     CheckedMethods,
     ReadOnly,
@@ -122,8 +123,6 @@ def _arg_type(value: Any) -> str:
     return "None" if value is None else type(value).__name__
 
 
-#: Classes whose `case C(x)` matches the subject itself (no `__match_args__` read).
-_SELF_MATCHING = frozenset({bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple})
 
 #: Dunders the guard hands out only when the snippet's own object or class defines them.
 _OWNED_ONLY_DUNDERS = frozenset(
@@ -523,12 +522,15 @@ class RunGuards:
     def match_class(self, cls: Any, count: int, routed: tuple[str, ...] = ()) -> Any:
         """`_match_class_`: check the attribute names `case cls(p1, ..., k=...)` will read
         natively. `routed` are the keyword names a source read would judge (`numerator`,
-        `copy`: `policy.HOST_METHOD_NAMES`); with those, or positional ones, the pattern names a
-        stand-in whose instance check judges each such read first (`crossing.judged_pattern`)."""
+        `copy`: `policy.HOST_METHOD_NAMES`). With those, or with positional sub-patterns, the
+        pattern names a stand-in (`crossing.judged_pattern`): CPython then reads the
+        `__match_args__` checked here, not whatever the class answers at that moment, and the
+        stand-in's instance check decides the judged reads."""
         if not isinstance(cls, type):
             return cls  # CPython reports a non-class
+        self_matching = cls in SELF_MATCHING
         judged = list(routed)
-        names = None if cls in _SELF_MATCHING or not count else _match_args(cls)  # self-matching: reads nothing
+        names = None if self_matching or not count else _match_args(cls)  # self-matching: reads nothing
         if names is not None:
             # The snippet's own private names only where the subject is surely its own: a
             # metaclass with its own instance check (a `typing.Protocol` subclass checks
@@ -554,12 +556,14 @@ class RunGuards:
                     )
                 if name in HOST_METHOD_NAMES:
                     judged.append(name)
-        if not judged:
-            return cls
+        if not judged and (self_matching or not count):
+            return cls  # reads only public names no judge would change, as source does
         key = (cls, count, *judged)
         stand_in = self._judged_patterns.get(key)
         if stand_in is None:
-            stand_in = self._judged_patterns[key] = judged_pattern(cls, names, tuple(dict.fromkeys(judged)))
+            stand_in = self._judged_patterns[key] = judged_pattern(
+                cls, names, tuple(dict.fromkeys(judged)), self.owns
+            )
         return stand_in
 
 

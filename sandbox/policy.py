@@ -553,7 +553,11 @@ class SnippetPolicy(RestrictingNodeTransformer):
         self.check_name(node, node.name)
         self._scopes.append(("class", node.name))
         try:
-            node.body = [self.visit(stmt) for stmt in node.body]
+            body: list[ast.stmt] = []
+            for stmt in node.body:
+                visited = self.visit(stmt)  # a `match` comes back as its checks and itself
+                body.extend(visited if isinstance(visited, list) else [visited])
+            node.body = body
         finally:
             self._scopes.pop()
         node.bases = [self.visit(b) for b in node.bases]
@@ -830,7 +834,7 @@ def compile_snippet(source: str, limits: Limits, *, budget: bool = False, sessio
         raise PolicyError([_syntax_problem(exc, source)]) from None
     except (RecursionError, MemoryError):
         raise PolicyError([Problem(None, TOO_DEEP_TO_PARSE)]) from None
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # a tree our transforms got wrong: refused, never raised
         raise PolicyError([Problem(None, f"the snippet could not be compiled: {exc}")]) from None
 
 

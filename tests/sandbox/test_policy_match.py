@@ -41,3 +41,20 @@ def test_match_names_are_checked(code: str, message: str) -> None:
     with pytest.raises(PolicyError) as info:
         compile_snippet(code, Limits())
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+def test_match_in_a_class_body_and_self_matching_classes_with_keywords(backend: str) -> None:
+    code = (
+        "import fractions\n"
+        "class P:\n    __match_args__ = ('a',)\n    a = 4\n"
+        "class K:\n"
+        "    match fractions.Fraction(1, 2):\n        case fractions.Fraction(numerator=n):\n            got = n\n"
+        "    match P():\n        case P(v):\n            pos = v\n"
+        "    match 5:\n        case int(x, real=r):\n            both = [x, r]\n"
+        "match 'ab':\n    case str(s):\n        text = s\n"
+        "return [K.got, K.pos, K.both, text]"
+    )
+    result = run(code, backend)
+    assert result.error is None, result.error
+    assert result.value == [1, 4, [5, 5], "ab"]

@@ -3,7 +3,7 @@
 
 Every function of a shim that is not one of `PLAIN_RESULT_SHIMS` returns through the judge: a
 FORBIDDEN value (a module, a frame, a metaclass...), also as an item of a returned list, tuple,
-set, dict or slice at any depth, is a `TypeError` naming the function; a WRAPPED value comes
+set, dict or slice, nested too, is a `TypeError` naming the function; a WRAPPED value comes
 back as its stand-in.
 Callbacks it is given by a callback keyword (`key=`, `dict_factory=`, `isjunk=`...) or position
 (`functools.reduce`'s function) get judged arguments. A test-only shim stands in for a stdlib
@@ -26,6 +26,13 @@ pytestmark = pytest.mark.anyio
 
 def _frame() -> Any:
     return sys._getframe()
+
+
+def _deep() -> list[Any]:
+    value: list[Any] = []
+    for _ in range(300_000):
+        value = [value]
+    return value
 
 
 def _cycle_with_module() -> list[Any]:
@@ -52,6 +59,7 @@ class _LeakyShim(types.ModuleType):
             "nested": lambda: [1, ({"k": [frozenset({2}), (3, sys)]},)],
             "in_slice": lambda: slice(0, sys),
             "in_cycle": _cycle_with_module,
+            "deep": _deep,
             "format": lambda: "{0}".format,
             "plain": lambda: [1, {"a": (2, 3)}],
             "call_key": lambda x, key: key(x),
@@ -88,6 +96,13 @@ async def test_a_shim_return_crosses_as_its_stand_in_or_as_it_is(sb: Any, leaky:
     result = await sb.run(code, backend="inprocess")
     assert result.ok, result
     assert result.value == ["<built-in method format of str object>", "7", [1, {"a": [2, 3]}], 6]
+
+
+async def test_a_deep_return_is_walked_without_recursion_and_handed_over(sb: Any, leaky: None) -> None:
+    code = "import leaky\nv = leaky.deep()\nn = 0\nwhile v:\n    v = v[0]\n    n += 1\nreturn n"
+    result = await sb.run(code, backend="inprocess")
+    assert result.ok, result
+    assert result.value == 300_000
 
 
 async def test_a_callback_never_receives_a_forbidden_argument(sb: Any, leaky: None) -> None:

@@ -378,6 +378,17 @@ PATTERN_ROUTES = [
                  "match K:\n    case Q(f):\n        leaked = f\n", "Q(...)", "'copy'", id="positional-protocol"),
     pytest.param("match [collections.Counter]:\n    case [object(elements=f)]:\n        leaked = f\n",
                  "object(...)", "'elements'", id="nested"),
+    # Snippet code that runs between the check's read and CPython's (a descriptor's `__get__`, an
+    # earlier keyword's read) deletes what the check saw; CPython's read then finds the raw
+    # `Counter.copy`. Off a class the pattern is refused whatever the class holds now.
+    pytest.param("class D:\n    def __get__(self, inst, owner):\n        del K.copy\n"
+                 "class K(collections.Counter):\n    copy = D()\n"
+                 "match K:\n    case object(copy=f):\n        leaked = f\n", "object(...)", "'copy'",
+                 id="descriptor-deletes-between-reads"),
+    pytest.param("class D:\n    def __get__(self, inst, owner):\n        del K.copy\n        return 0\n"
+                 "class K(collections.Counter):\n    copy = 1\n    x = D()\n"
+                 "match K:\n    case object(x=_, copy=f):\n        leaked = f\n", "object(...)", "'copy'",
+                 id="earlier-keyword-deletes"),
 ]
 
 
@@ -390,8 +401,42 @@ async def test_a_class_pattern_never_binds_a_raw_host_method(sb, backend, route,
     result = await sb.run(code, backend=backend)
     assert result.ok, result
     message, leaked = result.value
-    assert message.startswith(f"class pattern {pattern} would read attribute {name} unchecked"), message
+    assert message.startswith(f"class pattern {pattern} would read attribute {name} off a class: "), message
     assert leaked is None  # nothing was bound
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_class_pattern_never_reads_a_routed_name_through_a_forwarder(sb, backend):
+    # `K[int]` forwards attribute reads to the class `K`: the raw `Counter.copy`.
+    code = (
+        "import collections, typing\nT = typing.TypeVar('T')\nleaked = None\n"
+        "class K(collections.Counter, typing.Generic[T]):\n    pass\n"
+        "try:\n    match K[int]:\n        case object(copy=f):\n            leaked = f\n"
+        "except TypeError as e:\n    return [str(e), leaked]\nreturn ['matched', repr(leaked)]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [
+        "class pattern object(...) would read attribute 'copy' through a forwarding lookup: match object() "
+        "as x and read x.copy in the case body", None]
+
+
+def test_a_positional_class_pattern_reads_the_match_args_the_guard_checked() -> None:
+    # A metaclass (a snippet that somehow had the real `type`) could answer `__match_args__`
+    # dynamically where the guard found none in the class dictionaries; CPython reads the
+    # stand-in's instead, so the pattern takes no positional sub-pattern.
+    from sandbox.guards import RunGuards
+
+    meta = type("M", (type,), {"__instancecheck__": lambda c, s: True, "__getattr__": lambda c, n: ("__globals__",)})
+    klass = meta("C", (), {})
+    stand_in = RunGuards().match_class(klass, 1)
+    assert stand_in is not klass and "__match_args__" not in type.__getattribute__(stand_in, "__dict__")
+    bound = []
+    with pytest.raises(TypeError, match=r"C\(\) accepts 0 positional sub-patterns \(1 given\)"):
+        match test_a_positional_class_pattern_reads_the_match_args_the_guard_checked:
+            case stand_in(g):
+                bound.append(g)
+    assert bound == []
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -409,9 +454,13 @@ async def test_class_patterns_read_host_method_names_on_their_own_instances(sb, 
         "        case _:\n            return 'other'\n"
         "class Own:\n    __match_args__ = ('copy',)\n    def copy(self):\n        return 'own'\n"
         "match Own():\n    case Own(c):\n        own = c()\n"
+        "class D:\n    def __get__(self, inst, owner):\n        del K.copy\n"
+        "class K(collections.Counter):\n    copy = D()\n"
+        "match K('ab'):\n    case object(copy=m):\n        bound = [type(m).__name__, m()['a']]\n"
         "return [kind(fractions.Fraction(0)), kind(fractions.Fraction(3, 2)), kind(up.urlsplit('http://h:81/')),\n"
-        "        kind(2j), kind(collections.Counter('aab')), kind(5), own]"
+        "        kind(2j), kind(collections.Counter('aab')), kind(5), own, bound]"
     )
     result = await sb.run(code, backend=backend)
     assert result.ok, result
-    assert result.value == ["zero", ["half", 3, 2], ["h", 81], [0.0, 2.0], [2, 3], "other", "own"]
+    # The instance's read that falls through to `Counter.copy` binds it, as `x.copy` would.
+    assert result.value == ["zero", ["half", 3, 2], ["h", 81], [0.0, 2.0], [2, 3], "other", "own", ["method", 1]]
