@@ -580,9 +580,17 @@ def _items(container: Any) -> Any:
 NESTED_ITEMS_WALKED = 1_000
 
 
+#: Kinds of item whose judge can answer with a stand-in or a refusal (the rows of `judge`).
+_JUDGED_ITEM_KINDS = (
+    types.BuiltinMethodType, types.MethodDescriptorType, types.ClassMethodDescriptorType, types.MethodType,
+    types.FunctionType, property,
+)
+
+
 def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
     """Every item of the exact container `value`, and of the exact containers in it up to
-    `NESTED_ITEMS_WALKED` items below the first level, refused if forbidden. Decided by type at
+    `NESTED_ITEMS_WALKED` items below the first level, refused if forbidden or if the judge
+    would hand it out only as a stand-in. Decided by type at
     C speed a level at a time (a flat list of strings costs one `set(map(type, ...))`); each
     nested container is walked once, so a cycle ends."""
     items = _items(value)
@@ -605,9 +613,15 @@ def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
             # Decided by type, except for the two checks `forbidden` makes on the value itself.
             elif issubclass(kind, _FORBIDDEN_TYPES):
                 raise _outside(what, next(i for i in items if type(i) is kind), passed)
-            elif issubclass(kind, type) or kind is types.BuiltinMethodType:
+            elif issubclass(kind, type):
                 for item in items:
                     if type(item) is kind and forbidden(item):
+                        raise _outside(what, item, passed)
+            elif issubclass(kind, _JUDGED_ITEM_KINDS):
+                # A value the judge hands out as a stand-in (`str.format` bound, a raw method of
+                # a checked class) cannot be swapped inside a container host code built.
+                for item in items:
+                    if type(item) is kind and not _judged_as_is(item):
                         raise _outside(what, item, passed)
         items = []
         for container in nested:
@@ -623,8 +637,8 @@ def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
 def judge_crossing(value: Any, what: str, passed: bool = False) -> Any:
     """`judge` for a value host code hands over (a shim function's return, an argument it
     passes to a snippet callback): PLAIN as it is, WRAPPED as its stand-in, FORBIDDEN a
-    `TypeError` naming `what`; the items of exact containers (and slices), at any depth, are
-    refused if forbidden."""
+    `TypeError` naming `what`; the items of exact containers (and slices) are refused if
+    forbidden or WRAPPED (`_refuse_forbidden_items`)."""
     kind = type(value)
     if kind in _SCALARS:
         return value

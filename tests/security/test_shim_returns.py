@@ -60,6 +60,7 @@ class _LeakyShim(types.ModuleType):
             "in_slice": lambda: slice(0, sys),
             "in_cycle": _cycle_with_module,
             "deep": _deep,
+            "format_in_list": lambda: [1, "{0}".format],
             "format": lambda: "{0}".format,
             "plain": lambda: [1, {"a": (2, 3)}],
             "call_key": lambda x, key: key(x),
@@ -81,6 +82,8 @@ def leaky(monkeypatch: pytest.MonkeyPatch) -> None:
     ("leaky.nested()", "module"),
     ("leaky.in_slice()", "module"),
     ("leaky.in_cycle()", "type"),
+    # A stand-in cannot replace an item of a container host code built: refused instead.
+    ("leaky.format_in_list()", "builtin_function_or_method"),
 ])
 async def test_a_forbidden_shim_return_is_refused(sb: Any, leaky: None, call: str, kind: str) -> None:
     code = f"import leaky\ngot = {call}\nreturn repr(got)"
