@@ -182,14 +182,17 @@ def _a_fresh_union() -> shims.ShimSet:
     """A ShimSet whose put-back has run once (so its probe exists and is the reference)."""
     _first_run()
     shim = shims.ShimSet(guards.RunGuards(), {})
-    for name in ("textwrap", "re", "collections"):
+    for name in GROUPS[1:]:
         shim.get(name)
     shim.restore_shared()
     assert shim.restore_shared() == 0
     return shim
 
 
-GROUPS = ("core", "textwrap", "re", "collections")
+#: Together they hold every kind of record: `urllib.parse`'s result classes are namedtuples
+#: (field accessors) with properties, `fractions.Fraction` has properties, the judging
+#: stand-ins of every shim function are closures (cells).
+GROUPS = ("core", "textwrap", "re", "collections", "fractions", "urllib.parse")
 
 
 def _function_defaults(fn: Any, planted: Any) -> None:
@@ -228,12 +231,43 @@ def _list_item(items: Any, planted: Any) -> None:
     items.append(planted)
 
 
+def _property_reinitialised(prop: Any, planted: Any) -> None:
+    property.__init__(prop, lambda self: planted)  # `__init__` again: new getter, no setter, its doc
+
+
+def _property_fields(prop: Any, planted: Any) -> None:
+    property.__init__(prop, prop.fget, lambda self, value: planted, lambda self: planted, planted)
+
+
+def _property_named(prop: Any, planted: Any) -> None:
+    prop.__set_name__(None, planted)  # the name its error messages give
+
+
+def _property_doc(prop: Any, planted: Any) -> None:
+    prop.__doc__ = planted  # a writable member of the C object
+
+
+def _accessor_doc(accessor: Any, planted: Any) -> None:
+    accessor.__doc__ = planted
+
+
+def _cell_contents(cell: Any, planted: Any) -> None:
+    cell.cell_contents = planted
+
+
+def _cell_emptied(cell: Any, planted: Any) -> None:
+    del cell.cell_contents
+
+
 WRITES = [
     (types.FunctionType, False, _function_defaults), (types.FunctionType, True, _function_keyword_default),
     (types.FunctionType, False, _function_attribute), (types.FunctionType, False, _function_code),
     (staticmethod, False, _wrapper_reinitialised), (classmethod, False, _wrapper_reinitialised),
     (staticmethod, False, _wrapper_attribute), (dict, False, _dict_value), (dict, False, _dict_key),
-    (list, False, _list_item),
+    (list, False, _list_item), (property, False, _property_reinitialised), (property, False, _property_fields),
+    (property, False, _property_named), (property, False, _property_doc),
+    (crossing._TUPLEGETTER, False, _accessor_doc), (types.CellType, False, _cell_contents),
+    (types.CellType, False, _cell_emptied),
 ]
 
 
@@ -276,6 +310,10 @@ def _state_of(obj: Any) -> list[int]:
         return [id(obj.__func__), id(obj.__dict__)] + [id(v) for kv in obj.__dict__.items() for v in kv]
     if type(obj) is dict:
         return [id(v) for kv in obj.items() for v in kv]
+    if type(obj) in crossing._C_FIELDS:
+        # Its fields, and its memory (a property's name and where its doc came from are there only).
+        words = crossing._words(obj, crossing._C_SPANS[type(obj)]).raw if type(obj) in crossing._C_SPANS else b""
+        return [id(v) for v in crossing._c_fields(obj)] + list(words)
     return [id(v) for v in obj]
 
 
