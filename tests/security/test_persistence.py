@@ -358,14 +358,11 @@ GOD_LOOK = ("import json, textwrap\n"
             "return [json.dumps({'b': 1, 'a': 2}), getattr(textwrap.dedent, 'planted', None), kept]")
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("backend", ["worker", "inprocess"])
-async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
-        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A session keeps its own globals across runs, never what a run wrote into the state every
-    run of the process shares: the session worker puts it back before each `done`, as the
-    in-process backend does after each run. God mode (the real `setattr`) stands for a break of
-    the Python layers; the snippet's own write rules would refuse both writes first."""
+async def _god_mode_session_runs(backend: str, monkeypatch: pytest.MonkeyPatch, write: str, look: str,
+                                 fresh_look: bool = False) -> tuple[Any, Any, Any]:
+    """Two runs of one god-mode session (the real `setattr`, `object.__setattr__`, `getattr`),
+    and with `fresh_look` `look` again in a new session of the same runtime: what the writing
+    run returned, what the next run of the same session returned, what the new session's did."""
     limits = sandbox.Limits(wall_time=20, cpu_time=20)
     runtime: Any = backend
     if backend == "worker":
@@ -376,16 +373,98 @@ async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
         monkeypatch.setattr(execution_module, "build_builtins", god_mode_worker.wrap(execution_module.build_builtins))
     session = sandbox.open_session(runtime)
     try:
-        wrote = await session.run(GOD_WRITE, limits=limits)
+        wrote = await session.run(write, limits=limits)
         assert wrote.ok, wrote
-        assert wrote.value == ['{"a": 2, "b": 1}', "planted"]  # the writes landed, in the writing run
         pid = getattr(session, "pid", None)
-        looked = await session.run(GOD_LOOK, limits=limits)
+        looked = await session.run(look, limits=limits)
         assert looked.ok, looked
-        assert looked.value == ['{"b": 1, "a": 2}', None, "kept"]  # pristine, same session (its globals kept)
         assert getattr(session, "pid", None) == pid and looked.reset is None  # the same worker, not a reset
+        if not fresh_look:
+            return wrote.value, looked.value, None
+        other = sandbox.open_session(runtime)
+        try:
+            fresh = await other.run(look, limits=limits)
+        finally:
+            other.close()
+        assert fresh.ok, fresh
+        return wrote.value, looked.value, fresh.value
     finally:
         session.close()
         if backend == "worker":
             runtime.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
+        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session keeps its own globals across runs, never what a run wrote into the state every
+    run of the process shares: the session worker puts it back before each `done`, as the
+    in-process backend does after each run. God mode (the real `setattr`) stands for a break of
+    the Python layers; the snippet's own write rules would refuse both writes first."""
+    wrote, looked, _ = await _god_mode_session_runs(backend, monkeypatch, GOD_WRITE, GOD_LOOK)
+    assert wrote == ['{"a": 2, "b": 1}', "planted"]  # the writes landed, in the writing run
+    assert looked == ['{"b": 1, "a": 2}', None, "kept"]  # pristine, same session (its globals kept)
+
+
+#: Writes to the C fields of shared objects: `property.__init__` again on `Fraction.numerator`
+#: (read raw off the class dictionary: the snippet's own reads hand out a receiver-checked copy),
+#: the writable `__doc__` of a namedtuple field accessor (`DecimalTuple.sign`), the cell of
+#: `textwrap.dedent`'s judging stand-in that holds the real `dedent`, and the decimal contexts a
+#: snippet reaches, none of them shared: the run's own (`getcontext()`, made per run, so its
+#: `prec` and `traps` are new in the next run) and the `BasicContext` copy (the session's own,
+#: like its module objects and globals: a new session gets a new copy). `DefaultContext`, the
+#: one context the host's new contexts copy, is not exposed (`test_stdlib_decimal.py`).
+GOD_WRITE_C_FIELDS = """
+import decimal, fractions, textwrap
+numerator = real_getattr(fractions.Fraction, '__dict__')['numerator']
+real_getattr(numerator, '__init__')(lambda self: 'planted', None, None, 'planted doc')
+real_setattr(decimal.DecimalTuple.sign, '__doc__', 'planted')
+for cell in real_getattr(textwrap.dedent, '__closure__'):
+    held = real_getattr(cell, 'cell_contents')
+    if callable(held) and getattr(held, '__name__', None) == 'dedent':
+        real_setattr(cell, 'cell_contents', lambda text: 'planted')
+context = decimal.getcontext()
+context.prec = 3
+context.traps[decimal.Inexact] = True
+decimal.BasicContext.prec = 2
+saw = [fractions.Fraction(3, 4).numerator, numerator.__doc__, decimal.DecimalTuple.sign.__doc__,
+       textwrap.dedent('  x'), decimal.getcontext().prec, decimal.getcontext().traps[decimal.Inexact],
+       decimal.BasicContext.prec]
+try:
+    decimal.Decimal(1) / 3
+    saw.append('no trap')
+except decimal.Inexact:
+    saw.append('trapped')
+return saw
+"""
+GOD_LOOK_C_FIELDS = """
+import decimal, fractions, textwrap
+numerator = real_getattr(fractions.Fraction, '__dict__')['numerator']
+return [fractions.Fraction(3, 4).numerator, numerator.__doc__, decimal.DecimalTuple.sign.__doc__,
+        textwrap.dedent('  x'), decimal.getcontext().prec, decimal.getcontext().traps[decimal.Inexact],
+        decimal.BasicContext.prec, str(decimal.Decimal(1) / 3)]
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_god_mode_writes_to_c_fields_are_not_seen_by_the_next_run(
+        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A property re-initialised, an accessor's doc, a closure cell and the decimal contexts,
+    written with the real `setattr`/`getattr` in one session run: the writes land in that run,
+    and the next run of the same session (same worker) sees the originals."""
+    from fractions import Fraction
+
+    pristine = type.__getattribute__(Fraction, "__dict__")["numerator"]
+    fields = (pristine.fget, pristine.fset, pristine.fdel, pristine.__doc__)
+    wrote, looked, fresh = await _god_mode_session_runs(
+        backend, monkeypatch, GOD_WRITE_C_FIELDS, GOD_LOOK_C_FIELDS, fresh_look=True)
+    assert wrote == ["planted", "planted doc", "planted", "planted", 3, True, 2, "trapped"]  # all landed
+    pristine_look = [3, None, "Alias for field number 0", "x", 28, False, 9, "0.3333333333333333333333333333"]
+    assert looked == [*pristine_look[:6], 2, pristine_look[7]]  # the session's own BasicContext kept
+    assert fresh == pristine_look
+    # The host's own objects (this process's: the in-process backend's, and the worker's template).
+    assert (pristine.fget, pristine.fset, pristine.fdel, pristine.__doc__) == fields
+    assert Fraction(3, 4).numerator == 3 and textwrap.dedent("  x") == "x"
 
