@@ -672,13 +672,18 @@ def make_immutable(cls: type) -> None:
         raise FreezeError(f"could not freeze {cls.__qualname__}")
 
 
+def is_heap_type(cls: type) -> bool:
+    return bool(type.__dict__["__flags__"].__get__(cls) & _HEAP_FLAG)
+
+
 def is_immutable(cls: type) -> bool:
     return bool(type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG)
 
 
-#: Exact types whose instances hold no state a write could change.
+#: Exact types whose instances hold no state a write could change (a C function's writable
+#: `__module__` is put back: `_C_FIELDS`).
 _STATELESS = _PLAIN_TYPES - {list, dict, set, bytearray} | {
-    types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+    types.MethodDescriptorType, types.WrapperDescriptorType,
     types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
     types.MethodWrapperType,
     # A mapping proxy has no writable state of its own (frozen classes' `__annotations__`).
@@ -751,14 +756,32 @@ def _put_back_cell(obj: Any, state: tuple[Any, ...]) -> None:
         obj.cell_contents = state[0]
 
 
+#: A C function's `__module__` (a writable member; `None` reads for an unset one).
+_BUILTIN_MODULE = types.BuiltinFunctionType.__dict__["__module__"]
+
+
+def _builtin_fields(obj: Any) -> tuple[Any, ...]:
+    if types.BuiltinFunctionType in _C_SPANS and _pointers(obj, 4 * _WORD, 1)[0] == 0:
+        return (_MISSING,)
+    return (_BUILTIN_MODULE.__get__(obj, types.BuiltinFunctionType),)
+
+
+def _put_back_builtin(obj: Any, state: tuple[Any, ...]) -> None:
+    if state[0] is _MISSING:
+        _BUILTIN_MODULE.__delete__(obj)
+    else:
+        _BUILTIN_MODULE.__set__(obj, state[0])
+
+
 #: Shared objects of C types whose fields a write can re-point though they have no `__dict__`
-#: or slots: a property (`property.__init__(p, f)` again, `__set_name__`, `p.__doc__ = x`), a
+#: or slots: a C function (`abs.__module__ = x`), a property (`property.__init__(p, f)` again, `__set_name__`, `p.__doc__ = x`), a
 #: namedtuple field accessor (`__doc__`), a closure cell of a shared function
 #: (`cell.cell_contents = x`). Type -> (its fields, putting them back). Which C types of what
 #: runs share have writable fields is pinned by a test (`test_persistence.py`), so a new shim
 #: cannot add one unnoticed.
 _C_FIELDS: Mapping[type, tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any, tuple[Any, ...]], None]]] = (
     types.MappingProxyType({
+        types.BuiltinFunctionType: (_builtin_fields, _put_back_builtin),
         property: (_property_fields, _put_back_property),
         _TUPLEGETTER: (_tuplegetter_fields, _put_back_tuplegetter),
         types.CellType: (_cell_fields, _put_back_cell),
@@ -768,6 +791,10 @@ _C_FIELDS: Mapping[type, tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any, 
 
 def _c_fields(obj: Any) -> tuple[Any, ...]:
     return _C_FIELDS[type(obj)][0](obj)
+
+
+#: What a static type's dictionary can hold that a write can change.
+_STATIC_TYPE_STATE = (staticmethod, classmethod, property, types.BuiltinFunctionType)
 
 
 #: What Python and `dataclasses` keep on a class about its own definition: never a security
@@ -1086,6 +1113,10 @@ def _c_layouts() -> dict[type, tuple[int, int]]:
     accessor = _TUPLEGETTER(5, doc)
     if _TUPLEGETTER.__basicsize__ == 4 * _WORD and _pointers(accessor, 2 * _WORD, 2) == [5, id(doc)]:
         found[_TUPLEGETTER] = (2 * _WORD, 2 * _WORD)
+    bound = {}.get
+    if (types.BuiltinFunctionType.__basicsize__ == 7 * _WORD and _pointers(abs, 4 * _WORD, 1) == [id(abs.__module__)]
+            and _pointers(bound, 3 * _WORD, 2) == [id(bound.__self__), 0]):
+        found[types.BuiltinFunctionType] = (4 * _WORD, _WORD)  # `__module__` alone (not the weak references)
     full, empty = types.CellType(doc), types.CellType()
     if (types.CellType.__basicsize__ == 3 * _WORD and _pointers(full, 2 * _WORD, 1) == [id(doc)]
             and _pointers(empty, 2 * _WORD, 1) == [0]):
@@ -1147,6 +1178,7 @@ class SharedState:
                 if cls not in self.frozen:
                     make_immutable(cls)
                     self.frozen.add(cls)
+                pending.extend(type.__getattribute__(cls, "__mro__")[1:])  # C bases: their dictionaries
                 for key, value in type.__getattribute__(cls, "__dict__").items():
                     _register_own(cls, value)
                     if key not in _CLASS_BOOKKEEPING and type(value) is not types.FunctionType and not _owners(value):
@@ -1160,10 +1192,20 @@ class SharedState:
             seen.add(id(value))
             kind = type(value)
             if kind in _STATELESS or isinstance(value, types.ModuleType):
+                if kind in _STATELESS:
+                    pending.append(kind)  # a C type: what its dictionary holds (see below)
                 continue
             if isinstance(value, type):
                 if type.__dict__["__flags__"].__get__(value) & _HEAP_FLAG:
                     self._freeze_class(value, pending)
+                else:
+                    # A static type is immutable, but the `staticmethod`/`classmethod`/`property`
+                    # objects in its dictionary are not (`str.maketrans`: `__init__` called again
+                    # re-points it, for every run and the host), nor its C functions' `__module__`
+                    # (`int.__new__`).
+                    pending.extend(v for v in type.__getattribute__(value, "__dict__").values()
+                                   if type(v) in _STATIC_TYPE_STATE)
+                    pending.extend(type.__getattribute__(value, "__mro__")[1:])
                 continue
             if kind is types.FunctionType and _owners(value):
                 continue  # never handed out raw (see `_OwnReceiver`): nothing a run could write
@@ -1181,6 +1223,7 @@ class SharedState:
                 pending.extend(value.__defaults__ or ())
                 pending.extend(value.__kwdefaults__.values() if value.__kwdefaults__ else ())
                 pending.extend(value.__closure__ or ())  # its cells: `cell_contents` is writable
+                pending.append(types.CodeType)  # (code objects hold nothing writable; their type's `__new__`)
             elif kind is types.CellType:
                 # What a closure holds is followed as far as functions and classes: a cell's
                 # other contents (a cache, a run's context) are the function's working state.

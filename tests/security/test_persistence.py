@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import god_mode_worker
+import persistence_driver
 import pytest
 
 import sandbox
@@ -315,6 +316,110 @@ def _state_of(obj: Any) -> list[int]:
         words = crossing._words(obj, crossing._C_SPANS[type(obj)]).raw if type(obj) in crossing._C_SPANS else b""
         return [id(v) for v in crossing._c_fields(obj)] + list(words)
     return [id(v) for v in obj]
+
+
+#: C-level fields a write can change on the objects every run shares, by type: what the walk
+#: below finds, each put back by `crossing` (functions: `_FUNCTION_STATE`; `staticmethod`/
+#: `classmethod` and containers: their callable and items; the rest: `crossing._C_FIELDS`). A
+#: shim that exposes a C object with another writable field, or a C type that can be
+#: initialised again, fails the test until the put-back covers it (or the shim stops sharing it).
+PUT_BACK_C_FIELDS = {
+    "function": {"__code__", "__defaults__", "__kwdefaults__", "__annotations__", "__name__", "__qualname__",
+                 "__doc__", "__module__"},
+    "staticmethod": {"__init__"}, "classmethod": {"__init__"},
+    "dict": {"__init__"}, "list": {"__init__"}, "set": {"__init__"},
+    "property": {"__doc__", "__init__", "__set_name__"},
+    "_tuplegetter": {"__doc__"},
+    "cell": {"cell_contents"},
+    "builtin_function_or_method": {"__module__"},
+}
+#: What else the crawl finds, and why it is not put back.
+NOT_PUT_BACK_C_FIELDS = {
+    # `_random.Random.__init__` seeds a Mersenne Twister state that `SystemRandom` never reads
+    # (`random`/`getrandbits` read `os.urandom`); the instance's `__dict__` is recorded.
+    "SystemRandom": {"__init__"},
+}
+
+
+def _shim_roots() -> list[tuple[str, Any]]:
+    """What a run gets from the process: the shims' tables and the C builtins (the run's other
+    builtins are its own guards, whose private slots lead to host-side objects of the run)."""
+    return [(path, value) for path, value in persistence_driver.shared_roots()
+            if not path.startswith("builtins.") or type(value) is types.BuiltinFunctionType]
+
+
+def _shared_objects() -> list[Any]:
+    """Every object two runs both reach from the shims and C builtins (`persistence_driver`'s
+    walk: class dictionaries, function attributes and closures, instance dictionaries and
+    slots): what every run of the process shares."""
+    _first_run()
+    _, first = persistence_driver.fingerprint(_shim_roots())
+    _, second = persistence_driver.fingerprint(_shim_roots())
+    again = {id(o) for o in second}
+    return [o for o in first if id(o) in again]
+
+
+def _writable_c_fields(obj: Any) -> set[str]:
+    """The fields of `obj` that C code (not a Python class's `__slots__` or `__dict__`, which
+    `_Record` covers) lets a write change: members and getsets that take their own value back,
+    and the C hooks that re-point fields (`__init__`, `__setstate__`, `__set_name__`)."""
+    found = set()
+    for klass in type.__getattribute__(type(obj), "__mro__"):
+        namespace = type.__getattribute__(klass, "__dict__")
+        if "__slots__" in namespace or klass is object:
+            continue
+        for name, member in namespace.items():
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if type(member) in (types.MemberDescriptorType, types.GetSetDescriptorType):
+                try:
+                    member.__set__(obj, member.__get__(obj, type(obj)))
+                except (AttributeError, TypeError, ValueError):
+                    continue
+                found.add(name)
+            elif name in ("__init__", "__setstate__", "__set_name__") and type(member) in (
+                    types.WrapperDescriptorType, types.MethodDescriptorType):
+                found.add(name)
+    try:
+        object.__setattr__(obj, "__class__", type(obj))  # a `__class__` swap (refused for a frozen class)
+        found.add("__class__")
+    except TypeError:
+        pass
+    return found
+
+
+def test_the_writable_c_fields_of_shared_objects_are_all_put_back() -> None:
+    """The crawl: every C-level field of a shared object that a write (with the real `setattr`,
+    or a C initialiser called again) can change is of a kind the put-back covers, and every
+    shared object that has such fields is recorded (or, for a function, never crosses raw)."""
+    shared = _shared_objects()
+    assert len(shared) > 5_000
+    found: dict[str, set[str]] = {}
+    objects_of: dict[str, list[Any]] = {}
+    for obj in shared:
+        if isinstance(obj, type):
+            continue  # classes: frozen (`test_the_host_classes_a_shim_exposes_are_immutable`)
+        fields = _writable_c_fields(obj)
+        if fields:
+            found.setdefault(type(obj).__name__, set()).update(fields)
+            objects_of.setdefault(type(obj).__name__, []).append(obj)
+    known = {kind: PUT_BACK_C_FIELDS.get(kind, set()) | NOT_PUT_BACK_C_FIELDS.get(kind, set()) for kind in found}
+    unhandled = {kind: fields - known[kind] for kind, fields in found.items()}
+    assert not {k: v for k, v in unhandled.items() if v}, unhandled
+    # A new kind is a decision (add it to the put-back, or say why not), not a drift.
+    assert {"function", "property", "_tuplegetter", "cell", "builtin_function_or_method"} <= set(found)
+    assert set(found) <= {*PUT_BACK_C_FIELDS, *NOT_PUT_BACK_C_FIELDS}, sorted(found)
+    records = crossing.SHARED.records
+    recorded_functions = [f for f in objects_of["function"] if id(f) in records]
+    assert all(id(f) in records or crossing._owners(f) for f in objects_of["function"])
+    # (Dicts and lists: recorded with what holds them, a function's `__dict__` or a class's.)
+    for kind in ("staticmethod", "classmethod", "property", "_tuplegetter", "builtin_function_or_method"):
+        assert [o for o in objects_of.get(kind, ()) if id(o) not in records] == [], kind
+    # Cells: every cell of a function that crosses raw (a receiver-checked method never does).
+    cells = [c for f in recorded_functions for c in f.__closure__ or ()]
+    assert len(cells) > 100 and [c for c in cells if id(c) not in records] == []
+    # The decimal contexts a snippet reaches are not shared: none is in the shared graph.
+    assert not [o for o in shared if type(o).__name__ == "Context"]
 
 
 def test_freezing_fails_closed_when_the_layout_is_not_cpythons(monkeypatch: pytest.MonkeyPatch) -> None:
