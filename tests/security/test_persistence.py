@@ -336,7 +336,9 @@ PUT_BACK_C_FIELDS = {
 #: What else the crawl finds, and why it is not put back.
 NOT_PUT_BACK_C_FIELDS = {
     # `_random.Random.__init__` seeds a Mersenne Twister state that `SystemRandom` never reads
-    # (`random`/`getrandbits` read `os.urandom`); the instance's `__dict__` is recorded.
+    # (`random`/`getrandbits` read `os.urandom`), and the shared instance (`secrets`') is
+    # reached only through its bound methods' `__self__`, which a snippet's reads refuse; the
+    # instance's `__dict__` is recorded.
     "SystemRandom": {"__init__"},
 }
 
