@@ -794,7 +794,7 @@ def _c_fields(obj: Any) -> tuple[Any, ...]:
 
 
 #: What a static type's dictionary can hold that a write can change.
-_STATIC_TYPE_STATE = (staticmethod, classmethod, property, types.BuiltinFunctionType)
+_STATIC_TYPE_STATE = (staticmethod, classmethod, property)
 
 
 #: What Python and `dataclasses` keep on a class about its own definition: never a security
@@ -986,7 +986,9 @@ class _Probe:
             elif record.state or record.slots or kind is set or kind is dict:
                 others.append(record)
             # else: nothing a write could change (no `__dict__`, no slots): `changed()` is False
-        self.views = tuple(views)
+        # As memoryviews: `bytes.join` takes a memoryview's buffer for less than a ctypes
+        # array's (the same bytes; each holds its array, which the record keeps valid).
+        self.views = tuple(map(memoryview, views))
         self.lists = tuple(live for live, _ in lists)
         self.lengths = tuple(len(saved) for _, saved in lists)
         self.items = tuple(_chain(saved for _, saved in lists))
@@ -1201,8 +1203,8 @@ class SharedState:
                 else:
                     # A static type is immutable, but the `staticmethod`/`classmethod`/`property`
                     # objects in its dictionary are not (`str.maketrans`: `__init__` called again
-                    # re-points it, for every run and the host), nor its C functions' `__module__`
-                    # (`int.__new__`).
+                    # re-points it, for every run and the host). (Its other C functions are its
+                    # `__new__`, which never crosses: `forbidden`.)
                     pending.extend(v for v in type.__getattribute__(value, "__dict__").values()
                                    if type(v) in _STATIC_TYPE_STATE)
                     pending.extend(type.__getattribute__(value, "__mro__")[1:])
