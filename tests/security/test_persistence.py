@@ -425,6 +425,37 @@ def test_the_writable_c_fields_of_shared_objects_are_all_put_back() -> None:
     assert not [o for o in shared if type(o).__name__ == "Context"]
 
 
+def test_c_fields_are_compared_by_attribute_where_the_layout_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an interpreter whose C objects are laid out otherwise (`_C_SPANS` empty), a property,
+    a field accessor, a C function and a cell are recorded by their attributes: a write is
+    still seen and put back, and the cheap check leaves them to `changed`."""
+    monkeypatch.setattr(crossing, "_C_SPANS", types.MappingProxyType({}))
+
+    def getter(self: Any) -> int:
+        return 1
+
+    def other(self: Any) -> int:
+        return 2
+
+    prop, cell = property(getter, None, None, "doc"), types.CellType(getter)
+    accessor = crossing._TUPLEGETTER(0, "doc")
+    c_function = {}.get  # a C function of its own (`__module__` unset)
+    writes = [(prop, lambda: property.__init__(prop, other)), (cell, lambda: setattr(cell, "cell_contents", other)),
+              (accessor, lambda: setattr(accessor, "__doc__", "planted")),
+              (c_function, lambda: setattr(c_function, "__module__", "planted"))]
+    for obj, write in writes:
+        record = crossing._Record(obj)
+        assert record.items is None and not record.changed()
+        probe = crossing._Probe((record,))
+        assert probe.views == () and probe.others == (record,)
+        write()
+        assert record.changed() and not probe.unchanged()
+        record.restore()
+        assert not record.changed() and probe.unchanged()
+    assert (prop.fget, prop.__doc__, cell.cell_contents, accessor.__doc__) == (getter, "doc", getter, "doc")
+    assert c_function.__module__ is None
+
+
 def test_freezing_fails_closed_when_the_layout_is_not_cpythons(monkeypatch: pytest.MonkeyPatch) -> None:
     class Fresh:
         pass
