@@ -15,7 +15,8 @@ Two jobs, both decided by identity and exact type, never by the name a snippet a
   shims expose) get CPython's immutable-type flag, so not even the real `setattr`,
   `type.__setattr__` or a `__class__` swap changes them; and the shared host functions and
   objects that cannot be made immutable (a function's `__defaults__`, an enum member's
-  `__dict__`) are recorded, so `restore()` puts back whatever a run changed in them.
+  `__dict__`, the C fields of properties, closure cells and C functions: `_C_FIELDS`) are
+  recorded, so `restore()` puts back whatever a run changed in them.
 
 This module imports nothing of the sandbox but the policy's name tables and `raised`: the
 guards build on it, never the reverse.
@@ -774,11 +775,11 @@ def _put_back_builtin(obj: Any, state: tuple[Any, ...]) -> None:
 
 
 #: Shared objects of C types whose fields a write can re-point though they have no `__dict__`
-#: or slots: a C function (`abs.__module__ = x`), a property (`property.__init__(p, f)` again, `__set_name__`, `p.__doc__ = x`), a
-#: namedtuple field accessor (`__doc__`), a closure cell of a shared function
-#: (`cell.cell_contents = x`). Type -> (its fields, putting them back). Which C types of what
-#: runs share have writable fields is pinned by a test (`test_persistence.py`), so a new shim
-#: cannot add one unnoticed.
+#: or slots: a C function (`abs.__module__ = x`), a property (`property.__init__(p, f)` again,
+#: `__set_name__`, `p.__doc__ = x`), a namedtuple field accessor (`__doc__`), a closure cell of
+#: a shared function (`cell.cell_contents = x`). Type -> (its fields, putting them back). Which
+#: C types of what runs share have writable fields is pinned by a crawl in
+#: `tests/security/test_persistence.py`, so a new shim cannot add one unnoticed.
 _C_FIELDS: Mapping[type, tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any, tuple[Any, ...]], None]]] = (
     types.MappingProxyType({
         types.BuiltinFunctionType: (_builtin_fields, _put_back_builtin),
@@ -948,9 +949,10 @@ class _Probe:
     Python-layer break could), so the common answer, "nothing changed", must be cheap. It is
     read from the objects' own memory, not through their attributes: the words of a function
     (or `staticmethod`/`classmethod`) object that hold every reference a write could replace
-    (`__code__`, `__defaults__`, `__dict__`, ... as pointers), and the head of every recorded
-    dict, whose version tag CPython changes on every change of its contents (PEP 509; dicts
-    have no other way to change). All of it is copied in one `bytes` join and compared with the
+    (`__code__`, `__defaults__`, `__dict__`, ... as pointers), the fields of the C objects of
+    `_C_FIELDS` (the bytes `_Record.changed` compares), and the head of every recorded dict,
+    whose version tag CPython changes on every change of its contents (PEP 509; dicts have no
+    other way to change). All of it is copied in one `bytes` join and compared with the
     copy taken when the state was last known pristine: one C-level pass, no attribute lookup,
     no `==` or hash of what a run put there, no code of it runs. Lists are compared item by
     item by identity, and what the memory layout does not cover (sets, slots, other instances,
