@@ -548,6 +548,8 @@ async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
 
 #: Writes to the C fields of shared objects: `property.__init__` again on `Fraction.numerator`
 #: (read raw off the class dictionary: the snippet's own reads hand out a receiver-checked copy),
+#: a C builtin's `__module__`, `staticmethod.__init__` again on `str.maketrans` (in the C type
+#: `str`'s dictionary),
 #: the writable `__doc__` of a namedtuple field accessor (`DecimalTuple.sign`), the cell of
 #: `textwrap.dedent`'s judging stand-in that holds the real `dedent`, and the decimal contexts a
 #: snippet reaches, none of them shared: the run's own (`getcontext()`, made per run, so its
@@ -563,13 +565,15 @@ for cell in real_getattr(textwrap.dedent, '__closure__'):
     held = real_getattr(cell, 'cell_contents')
     if callable(held) and getattr(held, '__name__', None) == 'dedent':
         real_setattr(cell, 'cell_contents', lambda text: 'planted')
+real_setattr(abs, '__module__', 'planted')
+real_getattr(real_getattr(str, '__dict__')['maketrans'], '__init__')(lambda *args: 'planted')
 context = decimal.getcontext()
 context.prec = 3
 context.traps[decimal.Inexact] = True
 decimal.BasicContext.prec = 2
 saw = [fractions.Fraction(3, 4).numerator, numerator.__doc__, decimal.DecimalTuple.sign.__doc__,
        textwrap.dedent('  x'), decimal.getcontext().prec, decimal.getcontext().traps[decimal.Inexact],
-       decimal.BasicContext.prec]
+       decimal.BasicContext.prec, abs.__module__, repr(str.maketrans('a', 'b'))]
 try:
     decimal.Decimal(1) / 3
     saw.append('no trap')
@@ -582,7 +586,7 @@ import decimal, fractions, textwrap
 numerator = real_getattr(fractions.Fraction, '__dict__')['numerator']
 return [fractions.Fraction(3, 4).numerator, numerator.__doc__, decimal.DecimalTuple.sign.__doc__,
         textwrap.dedent('  x'), decimal.getcontext().prec, decimal.getcontext().traps[decimal.Inexact],
-        decimal.BasicContext.prec, str(decimal.Decimal(1) / 3)]
+        decimal.BasicContext.prec, str(decimal.Decimal(1) / 3), abs.__module__, repr(str.maketrans('a', 'b'))]
 """
 
 
@@ -590,8 +594,9 @@ return [fractions.Fraction(3, 4).numerator, numerator.__doc__, decimal.DecimalTu
 @pytest.mark.parametrize("backend", ["worker", "inprocess"])
 async def test_god_mode_writes_to_c_fields_are_not_seen_by_the_next_run(
         backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A property re-initialised, an accessor's doc, a closure cell and the decimal contexts,
-    written with the real `setattr`/`getattr` in one session run: the writes land in that run,
+    """A property re-initialised, an accessor's doc, a closure cell, a C function's module, a C
+    type's staticmethod and the decimal contexts, written with the real `setattr`/`getattr` in
+    one session run: the writes land in that run,
     and the next run of the same session (same worker) sees the originals."""
     from fractions import Fraction
 
@@ -599,11 +604,14 @@ async def test_god_mode_writes_to_c_fields_are_not_seen_by_the_next_run(
     fields = (pristine.fget, pristine.fset, pristine.fdel, pristine.__doc__)
     wrote, looked, fresh = await _god_mode_session_runs(
         backend, monkeypatch, GOD_WRITE_C_FIELDS, GOD_LOOK_C_FIELDS, fresh_look=True)
-    assert wrote == ["planted", "planted doc", "planted", "planted", 3, True, 2, "trapped"]  # all landed
-    pristine_look = [3, None, "Alias for field number 0", "x", 28, False, 9, "0.3333333333333333333333333333"]
-    assert looked == [*pristine_look[:6], 2, pristine_look[7]]  # the session's own BasicContext kept
+    assert wrote == ["planted", "planted doc", "planted", "planted", 3, True, 2, "planted", "'planted'",
+                     "trapped"]  # all landed
+    pristine_look = [3, None, "Alias for field number 0", "x", 28, False, 9, "0.3333333333333333333333333333",
+                     "builtins", "{97: 98}"]
+    assert looked == [*pristine_look[:6], 2, *pristine_look[7:]]  # the session's own BasicContext kept
     assert fresh == pristine_look
     # The host's own objects (this process's: the in-process backend's, and the worker's template).
     assert (pristine.fget, pristine.fset, pristine.fdel, pristine.__doc__) == fields
     assert Fraction(3, 4).numerator == 3 and textwrap.dedent("  x") == "x"
+    assert abs.__module__ == "builtins" and str.maketrans("a", "b") == {97: 98}
 
