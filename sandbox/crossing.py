@@ -552,7 +552,10 @@ def judge(value: Any) -> Any:
 
 #: Exact containers whose items a returned value is judged by (one level: what host code built).
 _CONTAINERS = (list, tuple, set, frozenset, dict)
-_SCALARS = _PLAIN_TYPES.difference(_CONTAINERS)
+#: Plain types that hold nothing: a `slice` holds any three objects, so it is walked like a
+#: container.
+_SCALARS = _PLAIN_TYPES.difference(_CONTAINERS).difference({slice})
+_WALKED = frozenset({*_CONTAINERS, slice})
 
 
 def _outside(what: str, value: Any, passed: bool) -> TypeError:
@@ -560,25 +563,54 @@ def _outside(what: str, value: Any, passed: bool) -> TypeError:
     return TypeError(f"{what}() {verb} a {type(value).__name__} object, which leads outside the sandbox")
 
 
+def _items(container: Any) -> Any:
+    """The items of an exact container: a dict's keys and values, a slice's bounds; read
+    through the base types' own iterators, so no snippet code runs."""
+    kind = type(container)
+    if kind is dict:
+        return (*dict.keys(container), *dict.values(container))
+    if kind is slice:
+        return (container.start, container.stop, container.step)
+    return container if kind is tuple or kind is list else (*kind.__iter__(container),)
+
+
 def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
-    items: Iterable[Any] = value
-    if type(value) is dict:
-        items = (*dict.keys(value), *dict.values(value))
-    kinds = set(map(type, items)).difference(_PLAIN_TYPES)  # at C speed: usually empty
-    for kind in kinds:
-        # Decided by type, except for the two checks `forbidden` makes on the value itself.
-        if issubclass(kind, _FORBIDDEN_TYPES):
-            raise _outside(what, next(i for i in items if type(i) is kind), passed)
-        if issubclass(kind, type) or kind is types.BuiltinMethodType:
-            for item in items:
-                if type(item) is kind and forbidden(item):
-                    raise _outside(what, item, passed)
+    """Every item of the exact container `value`, at any depth, refused if forbidden. Decided by
+    type at C speed a level at a time (a flat list of strings costs one `set(map(type, ...))`);
+    each nested exact container is walked once, so a cycle ends."""
+    items = _items(value)
+    seen: set[int] | None = None
+    while True:
+        kinds = set(map(type, items))
+        kinds -= _SCALARS  # usually empty
+        if not kinds:
+            return
+        nested: list[Any] = []
+        for kind in kinds:
+            if kind in _WALKED:
+                if seen is None:
+                    seen = {id(value)}
+                for item in items:
+                    if type(item) is kind and id(item) not in seen:
+                        seen.add(id(item))
+                        nested.append(item)
+            # Decided by type, except for the two checks `forbidden` makes on the value itself.
+            elif issubclass(kind, _FORBIDDEN_TYPES):
+                raise _outside(what, next(i for i in items if type(i) is kind), passed)
+            elif issubclass(kind, type) or kind is types.BuiltinMethodType:
+                for item in items:
+                    if type(item) is kind and forbidden(item):
+                        raise _outside(what, item, passed)
+        if not nested:
+            return
+        items = _items(nested[0]) if len(nested) == 1 else [i for c in nested for i in _items(c)]
 
 
 def judge_crossing(value: Any, what: str, passed: bool = False) -> Any:
     """`judge` for a value host code hands over (a shim function's return, an argument it
     passes to a snippet callback): PLAIN as it is, WRAPPED as its stand-in, FORBIDDEN a
-    `TypeError` naming `what`; the items of an exact container are refused if forbidden."""
+    `TypeError` naming `what`; the items of exact containers (and slices), at any depth, are
+    refused if forbidden."""
     kind = type(value)
     if kind in _SCALARS:
         return value
@@ -624,6 +656,44 @@ def host_attr(obj: Any, name: str) -> Any:
     if kind is types.FunctionType or kind is property:
         return _judge_own(value)
     return value
+
+
+class _JudgedPattern(type):
+    """The class a pattern names in place of `C` when it would read a routed name natively
+    (`case Fraction(numerator=n)`, `case object(copy=f)`). The instance check is `C`'s own; on a
+    match each such attribute is read and judged as `obj.name` in source would be, and a value
+    the judge would hand out other than as it is (a raw host function off a class, something
+    forbidden) fails the match with a `TypeError` before CPython reads the name itself."""
+
+    def __instancecheck__(cls, subject: Any) -> bool:
+        target, names = type.__getattribute__(cls, "_judged_")
+        if not isinstance(subject, target):
+            return False
+        for name in names:
+            value = getattr(subject, name, _MISSING)
+            if value is _MISSING:
+                continue  # the pattern fails as it would have
+            try:
+                same = judge(value) is value
+            except AttributeError:
+                same = False
+            if not same:
+                raise TypeError(
+                    f"class pattern {target.__name__}(...) would read attribute {name!r} unchecked: "
+                    f"match {target.__name__}() as x and read x.{name} in the case body"
+                )
+        return True
+
+
+def judged_pattern(cls: type, match_args: tuple[Any, ...] | None, names: tuple[str, ...]) -> type:
+    """A frozen `_JudgedPattern` for `cls`: same name and `__match_args__`, so CPython's own
+    errors read as they would for `cls`."""
+    namespace: dict[str, Any] = {"__slots__": (), "__module__": cls.__module__, "_judged_": (cls, names)}
+    if match_args is not None:
+        namespace["__match_args__"] = match_args
+    stand_in = _JudgedPattern(cls.__name__, (), namespace)
+    make_immutable(stand_in)
+    return stand_in
 
 
 def guarded_hasattr(obj: Any, name: Any) -> bool:

@@ -36,6 +36,7 @@ from .crossing import (
     hidden_base,
     host_attr,
     judge,
+    judged_pattern,
     plain_name,
     safe_format,
     safe_format_map,
@@ -206,6 +207,7 @@ class RunGuards:
         self.owner_token = object()
         self.class_factory = _ClassFactory(self.owned, self.owner_token)
         self._ids: dict[int, int] = {}
+        self._judged_patterns: dict[tuple[Any, ...], type] = {}
         #: The run's `type`: the three-argument form builds classes through `make_class`.
         self.safe_type: type = _TypeMeta(
             "type", (SafeType,), {"__slots__": (), "__module__": "builtins",
@@ -518,36 +520,47 @@ class RunGuards:
             number = self._ids[key] = 0x1000 + 16 * len(self._ids)
         return number
 
-    def match_class(self, cls: Any, count: int) -> Any:
-        """`_match_class_`: check the attribute names `case cls(p1, ...)` will read natively."""
-        if not isinstance(cls, type) or cls in _SELF_MATCHING:
-            return cls  # CPython reports a non-class; self-matching types read nothing
-        names = _match_args(cls)
-        if names is None:
-            return cls
-        # The snippet's own private names only where the subject is surely its own: a metaclass
-        # with its own instance check (a `typing.Protocol` subclass checks structurally) could
-        # let a host object match, and CPython would read the name on that.
-        owned = self.owns_class(cls) and not any(
-            "__instancecheck__" in type.__getattribute__(meta, "__dict__")
-            for meta in type(cls).__mro__
-            if meta is not type
-        )
-        for name in names[:count]:
-            if type(name) is not str:
-                raise TypeError("__match_args__ elements must be plain strings in the sandbox")
-            private = name.startswith("_") and (
-                is_dunder(name) or not owned or not self._defined_by_snippet(cls, name)
-                or forbidden(_class_level(cls, name))
+    def match_class(self, cls: Any, count: int, routed: tuple[str, ...] = ()) -> Any:
+        """`_match_class_`: check the attribute names `case cls(p1, ..., k=...)` will read
+        natively. `routed` are the keyword names a source read would judge (`numerator`,
+        `copy`: `policy.HOST_METHOD_NAMES`); with those, or positional ones, the pattern names a
+        stand-in whose instance check judges each such read first (`crossing.judged_pattern`)."""
+        if not isinstance(cls, type):
+            return cls  # CPython reports a non-class
+        judged = list(routed)
+        names = None if cls in _SELF_MATCHING or not count else _match_args(cls)  # self-matching: reads nothing
+        if names is not None:
+            # The snippet's own private names only where the subject is surely its own: a
+            # metaclass with its own instance check (a `typing.Protocol` subclass checks
+            # structurally) could let a host object match, and CPython would read the name on that.
+            owned = self.owns_class(cls) and not any(
+                "__instancecheck__" in type.__getattribute__(meta, "__dict__")
+                for meta in type(cls).__mro__
+                if meta is not type
             )
-            # The names the guard judges by the value a read returns (`format`, `mro`, ...) are
-            # read natively here, where no judge sees them.
-            if private or name in INSPECT_ATTRIBUTES or name in RUNTIME_CHECKED_ATTRIBUTES or name in HOST_METHOD_NAMES:
-                raise TypeError(
-                    f"class pattern {cls.__name__}(...) would read attribute {name!r}, which is not "
-                    "accessible in the sandbox"
+            for name in names[:count]:
+                if type(name) is not str:
+                    raise TypeError("__match_args__ elements must be plain strings in the sandbox")
+                private = name.startswith("_") and (
+                    is_dunder(name) or not owned or not self._defined_by_snippet(cls, name)
+                    or forbidden(_class_level(cls, name))
                 )
-        return cls
+                # The names the guard judges by the value a read returns (`format`, `mro`, ...)
+                # would be read natively here, where no judge sees them.
+                if private or name in INSPECT_ATTRIBUTES or name in RUNTIME_CHECKED_ATTRIBUTES:
+                    raise TypeError(
+                        f"class pattern {cls.__name__}(...) would read attribute {name!r}, which is "
+                        "not accessible in the sandbox"
+                    )
+                if name in HOST_METHOD_NAMES:
+                    judged.append(name)
+        if not judged:
+            return cls
+        key = (cls, count, *judged)
+        stand_in = self._judged_patterns.get(key)
+        if stand_in is None:
+            stand_in = self._judged_patterns[key] = judged_pattern(cls, names, tuple(dict.fromkeys(judged)))
+        return stand_in
 
 
 def _class_level(cls: type, name: str) -> Any:

@@ -525,7 +525,8 @@ class SnippetPolicy(RestrictingNodeTransformer):
         finally:
             self._scopes.pop()
         if self.budget:
-            node.body.insert(0, self._tick(node))
+            # After the docstring, which stays the function's `__doc__`.
+            node.body.insert(1 if ast.get_docstring(node, clean=False) is not None else 0, self._tick(node))
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
@@ -572,17 +573,20 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def visit_Match(self, node: ast.Match) -> ast.AST | list[ast.stmt]:
         node = self.node_contents_visit(node)
         # `case C(a, b)` reads the attributes C.__match_args__ names, natively. Each class
-        # with positional sub-patterns is checked by the guard first (`_match_class_`), and the
-        # pattern then names the checked class.
+        # with positional sub-patterns or keyword host-method names is checked by the guard
+        # first (`_match_class_`), and the pattern then names what the guard returned.
         checks: list[ast.stmt] = []
         for case in node.cases:
             for pattern in ast.walk(case.pattern):
-                if isinstance(pattern, ast.MatchClass) and pattern.patterns:
+                if not isinstance(pattern, ast.MatchClass):
+                    continue
+                routed = [ast.Constant(a) for a in pattern.kwd_attrs if a in HOST_METHOD_NAMES]
+                if pattern.patterns or routed:
                     self._match_temps += 1
                     temp = f"_match{self._match_temps}_"
                     call = ast.Call(
                         func=ast.Name("_match_class_", ast.Load()),
-                        args=[pattern.cls, ast.Constant(len(pattern.patterns))],
+                        args=[pattern.cls, ast.Constant(len(pattern.patterns)), ast.Tuple(routed, ast.Load())],
                         keywords=[],
                     )
                     checks.append(_located(ast.Assign(targets=[ast.Name(temp, ast.Store())], value=call), pattern))
@@ -612,10 +616,10 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def visit_MatchClass(self, node: ast.MatchClass) -> ast.AST:
         # `case C(x=...)` reads attribute x natively, so it gets the attribute checks; the names
         # the guard judges at run time by what comes back (`format`, `mro`, ...) cannot be judged
-        # in a pattern, so they are refused there.
+        # in a pattern, so they are refused there. Host-method names (`numerator`) are judged by
+        # the class `_match_class_` puts in the pattern's place (see `visit_Match`).
         for attr in node.kwd_attrs:
-            if (attr.startswith("_") or attr in INSPECT_ATTRIBUTES or attr in RUNTIME_CHECKED_ATTRIBUTES
-                    or attr in HOST_METHOD_NAMES):
+            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES or attr in RUNTIME_CHECKED_ATTRIBUTES:
                 self._refuse(node, f'attribute "{attr}" is not allowed in a class pattern')
         return self.node_contents_visit(node)
 

@@ -148,17 +148,25 @@ def _lineage(
 
 
 def _freeze_arguments(arguments: Any) -> tuple[Any, str | None]:
-    if type(arguments) is UnreadableArguments:  # text that is not JSON: logged as the text
+    """(the arguments as they are logged and handed on, the problem with them or None). Text
+    that is not JSON is logged as the text; other arguments that are not JSON as one string
+    naming the problem, never as the object: a cycle or a deep nest would hang or crash the
+    event log's size estimate and its JSON lines."""
+    if type(arguments) is UnreadableArguments:
         return arguments.text, m.NOT_JSON.format(what="arguments", detail=arguments.reason)
     try:
         args = freeze(arguments)
     except NotJSONError as exc:
-        return arguments, m.NOT_JSON.format(what="arguments", detail=exc)
-    except RecursionError:  # hostile nesting from a model must be an error result, not a crash
-        return arguments, m.NOT_JSON.format(what="arguments", detail="nested too deeply")
+        return _unloggable(exc), m.NOT_JSON.format(what="arguments", detail=exc)
+    except RecursionError:  # hostile nesting (or a cycle) must be an error result, not a crash
+        return _unloggable("nested too deeply"), m.NOT_JSON.format(what="arguments", detail="nested too deeply")
     if type(args) is not FrozenDict:
         return args, m.ARGUMENTS_NOT_OBJECT.format(type=type(arguments).__name__)
     return args, None
+
+
+def _unloggable(detail: object) -> str:
+    return f"<arguments that are not JSON: {detail}>"
 
 
 def _call_event(

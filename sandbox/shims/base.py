@@ -84,7 +84,10 @@ class ShimContext:
         module_globals = make_globals(self.builtins, self.guards, **self.hooks)
         module_globals["__name__"] = module
         self.preludes.append(module_globals)
-        return prelude.run(name, module_globals, kernels)
+        return prelude.run(name, module_globals, {
+            key: _returns_judged(value, f"{module}.{key}") if _judgeable(value) else value
+            for key, value in kernels.items()
+        })
 
 
 def pick(module: Any, names: Iterable[str]) -> dict[str, Any]:
@@ -180,6 +183,18 @@ def judged(fn: Callable[..., Any], what: str) -> Callable[..., Any]:
         return value if type(value) in _SCALARS else judge_crossing(value, what)
 
     return named_after(fn)(call)
+
+
+def _returns_judged(kernel: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """A kernel as its prelude sees it: what it returns crosses by `judge_crossing`, like a shim
+    function's return (a prelude runs with the snippet's rights, so it is a crossing too)."""
+    scalars = _SCALARS
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        value = kernel(*args, **kwargs)
+        return value if type(value) in scalars else judge_crossing(value, what)
+
+    return named_after(kernel)(call)
 
 
 def judged_table(module: str, attrs: Mapping[str, Any]) -> dict[str, Any]:

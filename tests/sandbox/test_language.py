@@ -37,6 +37,11 @@ CASES = {
     "enum": ("from enum import Enum\nclass Color(Enum):\n    RED = 1\n    BLUE = 2\nreturn [c.name for c in Color]", ["RED", "BLUE"]),
     "typeddict-namedtuple": ("from typing import TypedDict, NamedTuple\nclass R(TypedDict):\n    a: int\nclass P(NamedTuple):\n    x: int\n    y: int = 0\nreturn [R(a=1), P(1)._asdict(), list(P(1))]",
                              [{"a": 1}, {"x": 1, "y": 0}, [1, 0]]),
+    # In-process runs add a budget tick to each function body, after its docstring.
+    "docstrings": ("def f():\n    \"\"\"Add.\"\"\"\n    return 1\nasync def g():\n    \"\"\"Wait.\"\"\"\n"
+                   "class C:\n    \"\"\"A C.\"\"\"\n    def m(self):\n        \"\"\"Em.\"\"\"\n"
+                   "def h():\n    return 2\nreturn [f.__doc__, g.__doc__, C.__doc__, C.m.__doc__, h.__doc__, f(), h()]",
+                   ["Add.", "Wait.", "A C.", "Em.", None, 1, 2]),
 }
 
 

@@ -3,7 +3,8 @@
 
 Every function of a shim that is not one of `PLAIN_RESULT_SHIMS` returns through the judge: a
 FORBIDDEN value (a module, a frame, a metaclass...), also as an item of a returned list, tuple,
-set or dict, is a `TypeError` naming the function; a WRAPPED value comes back as its stand-in.
+set, dict or slice at any depth, is a `TypeError` naming the function; a WRAPPED value comes
+back as its stand-in.
 Callbacks it is given by a callback keyword (`key=`, `dict_factory=`, `isjunk=`...) or position
 (`functools.reduce`'s function) get judged arguments. A test-only shim stands in for a stdlib
 function that would hand something out (no real shim does today).
@@ -27,6 +28,13 @@ def _frame() -> Any:
     return sys._getframe()
 
 
+def _cycle_with_module() -> list[Any]:
+    inner: list[Any] = []
+    outer = [inner, inner]
+    inner.extend([outer, {"m": [type]}])  # a cycle, and the metaclass below it
+    return outer
+
+
 class _LeakyShim(types.ModuleType):
     """A per-run shim `leaky` whose functions hand out what a broken stdlib function might."""
 
@@ -41,6 +49,9 @@ class _LeakyShim(types.ModuleType):
             "metaclass": lambda: type,
             "in_list": lambda: [1, "a", sys],
             "in_dict": lambda: {"k": sys},
+            "nested": lambda: [1, ({"k": [frozenset({2}), (3, sys)]},)],
+            "in_slice": lambda: slice(0, sys),
+            "in_cycle": _cycle_with_module,
             "format": lambda: "{0}".format,
             "plain": lambda: [1, {"a": (2, 3)}],
             "call_key": lambda x, key: key(x),
@@ -59,6 +70,9 @@ def leaky(monkeypatch: pytest.MonkeyPatch) -> None:
     ("leaky.metaclass()", "type"),
     ("leaky.in_list()", "module"),
     ("leaky.in_dict()", "module"),
+    ("leaky.nested()", "module"),
+    ("leaky.in_slice()", "module"),
+    ("leaky.in_cycle()", "type"),
 ])
 async def test_a_forbidden_shim_return_is_refused(sb: Any, leaky: None, call: str, kind: str) -> None:
     code = f"import leaky\ngot = {call}\nreturn repr(got)"
@@ -109,3 +123,15 @@ def test_the_wrapper_shows_the_original_and_leads_nowhere() -> None:
     assert (wrapper.__name__, wrapper.__qualname__, wrapper.__doc__) == ("intern", "intern", sys.intern.__doc__)
     assert not hasattr(wrapper, "__wrapped__")
     assert wrapper("ab") == "ab"
+
+
+async def test_a_kernel_return_crosses_the_judge_into_its_prelude(sb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A prelude runs with the snippet's rights: what a kernel hands it, the snippet could reach.
+    from sandbox import kernels
+
+    monkeypatch.setattr(kernels, "copy_host", lambda x, deep: sys)
+    code = "import copy, datetime\nc = copy.copy(datetime.date(2020, 1, 2))\nreturn repr(c)"
+    result = await sb.run(code, backend="inprocess")
+    sb.assert_error(result, "exception", "TypeError",
+                    "copy.copy_host() returned a module object, which leads outside the sandbox")
+    assert "<module 'sys'" not in str(result.to_json())

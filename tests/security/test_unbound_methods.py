@@ -365,11 +365,53 @@ def test_every_host_method_name_is_routed_or_receiver_agnostic() -> None:
     assert not stale, sorted(stale)
 
 
-def test_routed_names_are_refused_in_class_patterns() -> None:
-    # `case C(copy=f)` reads `copy` natively, where no judge sees the value (`case object(copy=f)`
-    # matches a class as well as an instance).
-    from sandbox.limits import Limits
-    from sandbox.policy import PolicyError, compile_snippet
+# A class pattern reads its attributes natively: `case object(copy=f)` matches a class as well as
+# an instance, and would bind the raw `Counter.copy`. The pattern judges each such read first.
+PATTERN_ROUTES = [
+    pytest.param("match collections.Counter:\n    case object(copy=f):\n        leaked = f\n", "object(...)",
+                 "'copy'", id="keyword"),
+    pytest.param("match collections.Counter:\n    case type(most_common=f):\n        leaked = f\n", "type(...)",
+                 "'most_common'", id="keyword-on-type"),
+    # A runtime protocol checks structurally: a class with the members matches, a class too.
+    pytest.param("@typing.runtime_checkable\nclass Q(typing.Protocol):\n    __match_args__ = ('copy',)\n"
+                 "    def copy(self): ...\nclass K(collections.Counter):\n    __match_args__ = ('copy',)\n"
+                 "match K:\n    case Q(f):\n        leaked = f\n", "Q(...)", "'copy'", id="positional-protocol"),
+    pytest.param("match [collections.Counter]:\n    case [object(elements=f)]:\n        leaked = f\n",
+                 "object(...)", "'elements'", id="nested"),
+]
 
-    with pytest.raises(PolicyError, match='attribute "copy" is not allowed in a class pattern'):
-        compile_snippet("match x:\n    case object(copy=f):\n        pass\n", Limits())
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("route", "pattern", "name"), PATTERN_ROUTES)
+async def test_a_class_pattern_never_binds_a_raw_host_method(sb, backend, route, pattern, name):
+    code = "import collections, typing\nleaked = None\ntry:\n" + "".join(
+        "    " + line + "\n" for line in route.splitlines()
+    ) + "except TypeError as e:\n    return [str(e), leaked]\nreturn ['matched', repr(leaked)]"
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    message, leaked = result.value
+    assert message.startswith(f"class pattern {pattern} would read attribute {name} unchecked"), message
+    assert leaked is None  # nothing was bound
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_class_patterns_read_host_method_names_on_their_own_instances(sb, backend):
+    # These are the values `x.numerator` etc. give in source; the pattern hands them out the same.
+    code = (
+        "import collections, fractions, urllib.parse as up\n"
+        "def kind(v):\n"
+        "    match v:\n"
+        "        case fractions.Fraction(numerator=0):\n            return 'zero'\n"
+        "        case fractions.Fraction(numerator=n, denominator=1 | 2 as d):\n            return ['half', n, d]\n"
+        "        case up.SplitResult(hostname=h, port=p):\n            return [h, p]\n"
+        "        case complex(real=r, imag=i):\n            return [r, i]\n"
+        "        case collections.Counter(copy=c, total=t):\n            return [c()['a'], t()]\n"
+        "        case _:\n            return 'other'\n"
+        "class Own:\n    __match_args__ = ('copy',)\n    def copy(self):\n        return 'own'\n"
+        "match Own():\n    case Own(c):\n        own = c()\n"
+        "return [kind(fractions.Fraction(0)), kind(fractions.Fraction(3, 2)), kind(up.urlsplit('http://h:81/')),\n"
+        "        kind(2j), kind(collections.Counter('aab')), kind(5), own]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == ["zero", ["half", 3, 2], ["h", 81], [0.0, 2.0], [2, 3], "other", "own"]

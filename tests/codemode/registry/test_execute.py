@@ -159,6 +159,54 @@ async def test_argument_rejection(registry: Registry, args: Any, text: str) -> N
     assert result.value is None
 
 
+def _nest(depth: int) -> Any:
+    value: Any = "a"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cycle() -> dict[str, Any]:
+    value: dict[str, Any] = {"limit": 1}
+    value["path"] = value
+    return value
+
+
+@pytest.mark.parametrize(
+    ("args", "detail"),
+    [
+        pytest.param({"path": _nest(200_000)}, "nested too deeply", id="deep"),
+        pytest.param(_cycle(), "nested too deeply", id="cycle"),
+        pytest.param({"path": float("nan")}, "float nan at $.path is not JSON", id="nan"),
+        pytest.param({"path": "a", "limit": float("inf")}, "float inf at $.limit is not JSON", id="inf"),
+        pytest.param({"path": b"a"}, "bytes at $.path is not JSON", id="bytes"),
+        pytest.param({1: "a"}, "non-string key at $[1] is not JSON", id="int-key"),
+    ],
+)
+async def test_malformed_arguments_are_an_error_result_and_logged_as_one_string(
+    args: Any, detail: str, tmp_path: Any
+) -> None:
+    # Python callers (the bridge, framework glue) can hand over what JSON cannot carry; the
+    # call must end as an error result, run nothing, and leave a log that still reads and writes.
+    from codemode.registry.events import JsonlEventLog
+
+    ran: list[Any] = []
+
+    async def execute(args: Any, ctx: Any) -> None:
+        ran.append(args)
+
+    for log in (None, JsonlEventLog(tmp_path / "events.jsonl")):
+        reg = Registry() if log is None else Registry(log=log)
+        reg.register(define_tool(name="echo", description="Echo.", parameters={"path": {"type": "string"}},
+                                 execute=execute))
+        result = await reg.execute(ToolCall("c1", "echo", args))
+        assert result.is_error and result.error == ErrorKind.INVALID_ARGUMENTS
+        assert result.text == f"Invalid arguments for echo:\n- $: arguments is not JSON: {detail}\nFix them and call echo again."
+        logged = [e for e in reg.events.read() if e["type"] == "tool/call"]
+        assert [e["arguments"] for e in logged] == [f"<arguments that are not JSON: {detail}>"]
+    assert ran == []
+
+
 async def test_unknown_tool_lists_the_available_ones(registry: Registry) -> None:
     result = await run(registry, "ech")
     assert result.text == "Unknown tool 'ech'. Available tools: echo."
