@@ -1252,7 +1252,9 @@ class SharedState:
                 if cls not in self.frozen:
                     make_immutable(cls)
                     self.frozen.add(cls)
-                pending.extend(type.__getattribute__(cls, "__mro__")[1:])  # C bases: their dictionaries
+                # Its C bases, for what their dictionaries hold (its Python bases are the
+                # sandbox's own, found here, or host classes it does not hand out).
+                pending.extend(b for b in type.__getattribute__(cls, "__mro__")[1:] if not is_heap_type(b))
                 for key, value in type.__getattribute__(cls, "__dict__").items():
                     _register_own(cls, value)
                     if key not in _CLASS_BOOKKEEPING and type(value) is not types.FunctionType and not _owners(value):
