@@ -260,6 +260,10 @@ def _cell_emptied(cell: Any, planted: Any) -> None:
     del cell.cell_contents
 
 
+def _c_function_module(fn: Any, planted: Any) -> None:
+    fn.__module__ = planted  # a writable member of a C function
+
+
 WRITES = [
     (types.FunctionType, False, _function_defaults), (types.FunctionType, True, _function_keyword_default),
     (types.FunctionType, False, _function_attribute), (types.FunctionType, False, _function_code),
@@ -268,7 +272,7 @@ WRITES = [
     (list, False, _list_item), (property, False, _property_reinitialised), (property, False, _property_fields),
     (property, False, _property_named), (property, False, _property_doc),
     (crossing._TUPLEGETTER, False, _accessor_doc), (types.CellType, False, _cell_contents),
-    (types.CellType, False, _cell_emptied),
+    (types.CellType, False, _cell_emptied), (types.BuiltinFunctionType, False, _c_function_module),
 ]
 
 
