@@ -15,7 +15,8 @@ Two jobs, both decided by identity and exact type, never by the name a snippet a
   shims expose) get CPython's immutable-type flag, so not even the real `setattr`,
   `type.__setattr__` or a `__class__` swap changes them; and the shared host functions and
   objects that cannot be made immutable (a function's `__defaults__`, an enum member's
-  `__dict__`) are recorded, so `restore()` puts back whatever a run changed in them.
+  `__dict__`, the C fields of properties, closure cells and C functions: `_C_FIELDS`) are
+  recorded, so `restore()` puts back whatever a run changed in them.
 
 This module imports nothing of the sandbox but the policy's name tables and `raised`: the
 guards build on it, never the reverse.
@@ -23,6 +24,7 @@ guards build on it, never the reverse.
 
 from __future__ import annotations
 
+import _collections
 import _string
 import abc
 import ctypes
@@ -829,13 +831,18 @@ def make_immutable(cls: type) -> None:
         raise FreezeError(f"could not freeze {cls.__qualname__}")
 
 
+def is_heap_type(cls: type) -> bool:
+    return bool(type.__dict__["__flags__"].__get__(cls) & _HEAP_FLAG)
+
+
 def is_immutable(cls: type) -> bool:
     return bool(type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG)
 
 
-#: Exact types whose instances hold no state a write could change.
+#: Exact types whose instances hold no state a write could change (a C function's writable
+#: `__module__` is put back: `_C_FIELDS`).
 _STATELESS = _PLAIN_TYPES - {list, dict, set, bytearray} | {
-    types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+    types.MethodDescriptorType, types.WrapperDescriptorType,
     types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
     types.MethodWrapperType,
     # A mapping proxy has no writable state of its own (frozen classes' `__annotations__`).
@@ -844,6 +851,109 @@ _STATELESS = _PLAIN_TYPES - {list, dict, set, bytearray} | {
 _FUNCTION_STATE = ("__code__", "__defaults__", "__kwdefaults__", "__dict__", "__annotations__", "__name__",
                    "__qualname__", "__doc__", "__module__")
 _function_state = operator.attrgetter(*_FUNCTION_STATE)
+
+
+#: `property`'s own `__doc__` (a writable member: `None` reads for an unset one).
+_PROPERTY_DOC = property.__dict__["__doc__"]
+#: The type of a namedtuple's field accessors.
+_TUPLEGETTER: type = _collections._tuplegetter
+_TUPLEGETTER_DOC = _TUPLEGETTER.__dict__["__doc__"]
+
+
+def _property_fields(obj: Any) -> tuple[Any, ...]:
+    """fget, fset, fdel, doc, name and whether the doc came from the getter: what `__init__`
+    called again, `__set_name__` or a `__doc__` write re-points. The last three are read from
+    the object's memory where its layout is known (`_C_SPANS`), an unset field as `_MISSING`."""
+    doc, name, getter_doc = _PROPERTY_DOC.__get__(obj, property), _MISSING, _MISSING
+    if property in _C_SPANS:
+        words = _pointers(obj, 2 * _WORD, 5)
+        doc = _MISSING if words[3] == 0 else doc
+        name = _MISSING if words[4] == 0 else ctypes.cast(words[4], ctypes.py_object).value
+        getter_doc = ctypes.c_int.from_address(id(obj) + 7 * _WORD).value
+    return (obj.fget, obj.fset, obj.fdel, doc, name, getter_doc)
+
+
+def _put_back_property(obj: Any, state: tuple[Any, ...]) -> None:
+    fget, fset, fdel, doc, name, getter_doc = state
+    # A doc given, so `__init__` reads nothing off the getter; then each field as it was.
+    property.__init__(obj, fget, fset, fdel, "")
+    if doc is _MISSING:
+        _PROPERTY_DOC.__delete__(obj)
+    else:
+        _PROPERTY_DOC.__set__(obj, doc)
+    if name is not _MISSING:
+        property.__set_name__(obj, None, name)
+    if getter_doc is not _MISSING:
+        ctypes.c_int.from_address(id(obj) + 7 * _WORD).value = getter_doc
+
+
+def _tuplegetter_fields(obj: Any) -> tuple[Any, ...]:
+    if _TUPLEGETTER in _C_SPANS and _pointers(obj, 3 * _WORD, 1)[0] == 0:
+        return (_MISSING,)
+    return (_TUPLEGETTER_DOC.__get__(obj, _TUPLEGETTER),)
+
+
+def _put_back_tuplegetter(obj: Any, state: tuple[Any, ...]) -> None:
+    if state[0] is _MISSING:
+        _TUPLEGETTER_DOC.__delete__(obj)
+    else:
+        _TUPLEGETTER_DOC.__set__(obj, state[0])
+
+
+def _cell_fields(obj: Any) -> tuple[Any, ...]:
+    try:
+        return (obj.cell_contents,)
+    except ValueError:
+        return (_MISSING,)
+
+
+def _put_back_cell(obj: Any, state: tuple[Any, ...]) -> None:
+    if state[0] is _MISSING:
+        if _cell_fields(obj)[0] is not _MISSING:
+            del obj.cell_contents
+    else:
+        obj.cell_contents = state[0]
+
+
+#: A C function's `__module__` (a writable member; `None` reads for an unset one).
+_BUILTIN_MODULE = types.BuiltinFunctionType.__dict__["__module__"]
+
+
+def _builtin_fields(obj: Any) -> tuple[Any, ...]:
+    if types.BuiltinFunctionType in _C_SPANS and _pointers(obj, 4 * _WORD, 1)[0] == 0:
+        return (_MISSING,)
+    return (_BUILTIN_MODULE.__get__(obj, types.BuiltinFunctionType),)
+
+
+def _put_back_builtin(obj: Any, state: tuple[Any, ...]) -> None:
+    if state[0] is _MISSING:
+        _BUILTIN_MODULE.__delete__(obj)
+    else:
+        _BUILTIN_MODULE.__set__(obj, state[0])
+
+
+#: Shared objects of C types whose fields a write can re-point though they have no `__dict__`
+#: or slots: a C function (`abs.__module__ = x`), a property (`property.__init__(p, f)` again,
+#: `__set_name__`, `p.__doc__ = x`), a namedtuple field accessor (`__doc__`), a closure cell of
+#: a shared function (`cell.cell_contents = x`). Type -> (its fields, putting them back). Which
+#: C types of what runs share have writable fields is pinned by a crawl in
+#: `tests/security/test_persistence.py`, so a new shim cannot add one unnoticed.
+_C_FIELDS: Mapping[type, tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any, tuple[Any, ...]], None]]] = (
+    types.MappingProxyType({
+        types.BuiltinFunctionType: (_builtin_fields, _put_back_builtin),
+        property: (_property_fields, _put_back_property),
+        _TUPLEGETTER: (_tuplegetter_fields, _put_back_tuplegetter),
+        types.CellType: (_cell_fields, _put_back_cell),
+    })
+)
+
+
+def _c_fields(obj: Any) -> tuple[Any, ...]:
+    return _C_FIELDS[type(obj)][0](obj)
+
+
+#: What a static type's dictionary can hold that a write can change.
+_STATIC_TYPE_STATE = (staticmethod, classmethod, property)
 
 
 #: What Python and `dataclasses` keep on a class about its own definition: never a security
@@ -877,6 +987,13 @@ class _Record:
             kw = obj.__kwdefaults__
             self.items = (dict(obj.__dict__), None if kw is None else dict(kw))
             return
+        if kind in _C_FIELDS:
+            # The fields, and the object's own memory with them (`_C_SPANS`): what `restore`
+            # puts back is checked against it word by word.
+            self.state = _c_fields(obj)
+            span = _C_SPANS.get(kind)
+            self.items = None if span is None else _words(obj, span).raw
+            return
         try:
             found = object.__getattribute__(obj, "__dict__")
         except (AttributeError, TypeError):
@@ -904,6 +1021,8 @@ class _Record:
             return list(self.items)
         if kind is set:
             return list(self.items[0])
+        if kind in _C_FIELDS:
+            return []  # the walk follows what these hold itself (`SharedState.freeze`)
         found = [] if kind is types.FunctionType else list(self.state[1:])
         if self.items is not None:
             found += self.items[0].values()
@@ -926,6 +1045,10 @@ class _Record:
             if (attrs or obj.__dict__) and not _same_items(obj.__dict__, attrs):
                 return True
             return kw is not None and not _same_items(obj.__kwdefaults__, kw)
+        if kind in _C_FIELDS:
+            if self.items is not None:
+                return _words(obj, _C_SPANS[kind]).raw != self.items
+            return not all(map(operator.is_, _c_fields(obj), self.state))
         if self.state:
             if object.__getattribute__(obj, "__dict__") is not self.state[0]:
                 return True
@@ -958,6 +1081,11 @@ class _Record:
                 obj.__kwdefaults__.clear()
                 obj.__kwdefaults__.update(kw)
             return
+        if kind in _C_FIELDS:
+            _C_FIELDS[kind][1](obj, self.state)
+            if self.items is not None and _words(obj, _C_SPANS[kind]).raw != self.items:
+                raise FreezeError(f"could not put back a shared {kind.__name__} object; refusing to run on")
+            return
         if self.state:
             if kind is staticmethod or kind is classmethod:
                 kind.__init__(obj, self.state[1])  # copies the callable's names into `__dict__`, put back next
@@ -979,9 +1107,10 @@ class _Probe:
     Python-layer break could), so the common answer, "nothing changed", must be cheap. It is
     read from the objects' own memory, not through their attributes: the words of a function
     (or `staticmethod`/`classmethod`) object that hold every reference a write could replace
-    (`__code__`, `__defaults__`, `__dict__`, ... as pointers), and the head of every recorded
-    dict, whose version tag CPython changes on every change of its contents (PEP 509; dicts
-    have no other way to change). All of it is copied in one `bytes` join and compared with the
+    (`__code__`, `__defaults__`, `__dict__`, ... as pointers), the fields of the C objects of
+    `_C_FIELDS` (the bytes `_Record.changed` compares), and the head of every recorded dict,
+    whose version tag CPython changes on every change of its contents (PEP 509; dicts have no
+    other way to change). All of it is copied in one `bytes` join and compared with the
     copy taken when the state was last known pristine: one C-level pass, no attribute lookup,
     no `==` or hash of what a run put there, no code of it runs. Lists are compared item by
     item by identity, and what the memory layout does not cover (sets, slots, other instances,
@@ -1012,10 +1141,14 @@ class _Probe:
             elif kind in (staticmethod, classmethod) and _DICT_WORDS and _layout_holds(record):
                 views.append(_words(obj, _WRAPPER_WORDS))
                 views.append(_words(record.state[0], _DICT_WORDS))
+            elif kind in _C_FIELDS and record.items is not None:
+                views.append(_words(obj, _C_SPANS[kind]))  # the very bytes `changed` compares
             elif record.state or record.slots or kind is set or kind is dict:
                 others.append(record)
             # else: nothing a write could change (no `__dict__`, no slots): `changed()` is False
-        self.views = tuple(views)
+        # As memoryviews: `bytes.join` takes a memoryview's buffer for less than a ctypes
+        # array's (the same bytes; each holds its array, which the record keeps valid).
+        self.views = tuple(map(memoryview, views))
         self.lists = tuple(live for live, _ in lists)
         self.lengths = tuple(len(saved) for _, saved in lists)
         self.items = tuple(_chain(saved for _, saved in lists))
@@ -1023,10 +1156,12 @@ class _Probe:
         self.saved = self.snapshot()
 
     def snapshot(self) -> bytes:
-        return b"".join(map(_RAW, self.views))
+        # `bytes.join` takes the views as buffers: one copy of each object's words, no `raw`
+        # read and no bytes object per view (a third of the time, on a thousand views).
+        return b"".join(self.views)
 
     def unchanged(self) -> bool:
-        if b"".join(map(_RAW, self.views)) != self.saved:
+        if b"".join(self.views) != self.saved:
             return False
         if tuple(map(len, self.lists)) != self.lengths or not all(map(operator.is_, _chain(self.lists), self.items)):
             return False
@@ -1034,7 +1169,6 @@ class _Probe:
 
 
 _chain = itertools.chain.from_iterable
-_RAW = operator.attrgetter("raw")
 _WORD = ctypes.sizeof(ctypes.c_void_p)
 _FUNCTION_DICT = _FUNCTION_STATE.index("__dict__")
 _FUNCTION_KWDEFAULTS = _FUNCTION_STATE.index("__kwdefaults__")
@@ -1112,6 +1246,50 @@ _DICT_WORDS = _dict_layout()
 _FUNCTION_WORDS = _function_layout()
 
 
+def _c_layouts() -> dict[type, tuple[int, int]]:
+    """Where the fields of the `_C_FIELDS` types live (after the object head, to the end of the
+    object), for the types whose layout on this interpreter is the one 3.11-3.13 have: checked
+    on scratch objects, field by field. A type left out is compared by its attributes."""
+    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13):
+        return {}
+    found: dict[type, tuple[int, int]] = {}
+
+    def fget(self: Any) -> None:
+        """doc"""
+
+    def fset(self: Any, value: Any) -> None:
+        pass
+
+    doc, name = "a doc", "a name"
+    prop = property(fget, fset, None, doc)
+    words = _pointers(prop, 2 * _WORD, 5)
+    property.__set_name__(prop, None, name)
+    named = _pointers(prop, 2 * _WORD, 5)
+    _PROPERTY_DOC.__delete__(prop)
+    from_getter, given = property(fget), property(fget, None, None, doc)
+    if (property.__basicsize__ == 8 * _WORD and words == [id(fget), id(fset), 0, id(doc), 0]
+            and named[4] == id(name) and _pointers(prop, 5 * _WORD, 1) == [0]
+            and ctypes.c_int.from_address(id(from_getter) + 7 * _WORD).value == 1
+            and ctypes.c_int.from_address(id(given) + 7 * _WORD).value == 0):
+        found[property] = (2 * _WORD, 6 * _WORD)
+    accessor = _TUPLEGETTER(5, doc)
+    if _TUPLEGETTER.__basicsize__ == 4 * _WORD and _pointers(accessor, 2 * _WORD, 2) == [5, id(doc)]:
+        found[_TUPLEGETTER] = (2 * _WORD, 2 * _WORD)
+    bound = {}.get
+    if (types.BuiltinFunctionType.__basicsize__ == 7 * _WORD and _pointers(abs, 4 * _WORD, 1) == [id(abs.__module__)]
+            and _pointers(bound, 3 * _WORD, 2) == [id(bound.__self__), 0]):
+        found[types.BuiltinFunctionType] = (4 * _WORD, _WORD)  # `__module__` alone (not the weak references)
+    full, empty = types.CellType(doc), types.CellType()
+    if (types.CellType.__basicsize__ == 3 * _WORD and _pointers(full, 2 * _WORD, 1) == [id(doc)]
+            and _pointers(empty, 2 * _WORD, 1) == [0]):
+        found[types.CellType] = (2 * _WORD, _WORD)
+    return found
+
+
+#: Type -> the span of its objects' memory `_Probe` reads and `_Record` compares (`_C_FIELDS`).
+_C_SPANS: Mapping[type, tuple[int, int]] = types.MappingProxyType(_c_layouts())
+
+
 def _slot(member: Any, obj: Any) -> Any:
     try:
         return member.__get__(obj, type(obj))
@@ -1162,6 +1340,9 @@ class SharedState:
                 if cls not in self.frozen:
                     make_immutable(cls)
                     self.frozen.add(cls)
+                # Its C bases, for what their dictionaries hold (its Python bases are the
+                # sandbox's own, found here, or host classes it does not hand out).
+                pending.extend(b for b in type.__getattribute__(cls, "__mro__")[1:] if not is_heap_type(b))
                 for key, value in type.__getattribute__(cls, "__dict__").items():
                     _register_own(cls, value)
                     if key not in _CLASS_BOOKKEEPING and type(value) is not types.FunctionType and not _owners(value):
@@ -1175,13 +1356,25 @@ class SharedState:
             seen.add(id(value))
             kind = type(value)
             if kind in _STATELESS or isinstance(value, types.ModuleType):
+                if kind in _STATELESS:
+                    pending.append(kind)  # a C type: what its dictionary holds (see below)
                 continue
             if isinstance(value, type):
                 if type.__dict__["__flags__"].__get__(value) & _HEAP_FLAG:
                     self._freeze_class(value, pending)
+                else:
+                    # A static type is immutable, but the `staticmethod`/`classmethod`/`property`
+                    # objects in its dictionary are not (`str.maketrans`: `__init__` called again
+                    # re-points it, for every run and the host). (Its other C functions are its
+                    # `__new__`, which never crosses: `forbidden`.)
+                    pending.extend(v for v in type.__getattribute__(value, "__dict__").values()
+                                   if type(v) in _STATIC_TYPE_STATE)
+                    pending.extend(type.__getattribute__(value, "__mro__")[1:])
                 continue
-            if (kind is types.FunctionType or kind is property) and _owners(value):
+            if kind is types.FunctionType and _owners(value):
                 continue  # never handed out raw (see `_OwnReceiver`): nothing a run could write
+            # (A registered property is recorded all the same: its fields are C fields that
+            # `property.__init__` called again re-points, on whatever route reached it.)
             record = self.records.get(id(value))
             if record is None:
                 record = self.records[id(value)] = _Record(value)
@@ -1193,6 +1386,14 @@ class SharedState:
             if kind is types.FunctionType:
                 pending.extend(value.__defaults__ or ())
                 pending.extend(value.__kwdefaults__.values() if value.__kwdefaults__ else ())
+                pending.extend(value.__closure__ or ())  # its cells: `cell_contents` is writable
+                pending.append(types.CodeType)  # (code objects hold nothing writable; their type's `__new__`)
+            elif kind is types.CellType:
+                # What a closure holds is followed as far as functions and classes: a cell's
+                # other contents (a cache, a run's context) are the function's working state.
+                held = record.state[0]
+                if type(held) is types.FunctionType or isinstance(held, type):
+                    pending.append(held)
             elif kind is types.MethodType:
                 pending.extend((value.__func__, value.__self__))
             elif kind in (staticmethod, classmethod):

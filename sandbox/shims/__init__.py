@@ -16,7 +16,7 @@ import functools as _functools
 import importlib
 import time as _time
 from collections.abc import Callable, Mapping
-from types import ModuleType
+from types import BuiltinFunctionType, ModuleType
 from typing import Any
 
 from .. import crossing, guards
@@ -120,6 +120,11 @@ def _freeze_shared(ctx: ShimContext) -> None:
     guards.freeze_tables()
     shared = crossing.SHARED
     shared.freeze((), modules=SNIPPET_SIDE_MODULES)
+    # The run's C builtins (`abs`, `len`...) and builtin types are the process's own: a C
+    # function's `__module__` is writable, and so are the `staticmethod` objects of a C type
+    # (`str.maketrans`), so they are recorded with the core (the builtins mapping is per run).
+    shared.freeze([v for v in ctx.builtins.values() if type(v) is BuiltinFunctionType or (
+        isinstance(v, type) and not crossing.is_heap_type(v))])
     static = _static_attrs()
     for module in _SHIM_MODULES:
         table = module.build(ctx) if getattr(module, "PER_RUN", False) else static[module.NAME]

@@ -54,6 +54,8 @@ def shared_roots() -> list[tuple[str, Any]]:
 def _edges(obj: Any) -> list[tuple[str, Any]]:
     """Where the state of `obj` lives, read without running any of its code."""
     out: list[tuple[str, Any]] = [("|type", type(obj))]
+    if type(obj) is types.BuiltinFunctionType:
+        return out + [(".__module__", obj.__module__)]  # writable (and put back)
     if isinstance(obj, types.ModuleType) or type(obj) in _LEAVES:
         return out
     if isinstance(obj, type):
@@ -66,7 +68,17 @@ def _edges(obj: Any) -> list[tuple[str, Any]]:
         out += [(f".__dict__[{k!r}]", v) for k, v in obj.__dict__.items()]
         out += [(f".__defaults__[{i}]", v) for i, v in enumerate(obj.__defaults__ or ())]
         out += [(f".__kwdefaults__[{k!r}]", v) for k, v in (obj.__kwdefaults__ or {}).items()]
+        out += [(f".__closure__[{i}]", cell) for i, cell in enumerate(obj.__closure__ or ())]
         return out
+    if type(obj) is types.CellType:
+        # As the freeze walks them: a cell's function or class is followed, the rest (a cache,
+        # the context of the run that built a per-run shim) is the function's working state.
+        try:
+            held = obj.cell_contents
+        except ValueError:
+            return out + [(".cell_contents", "<empty>")]
+        return out + [(".cell_contents", held if type(held) is types.FunctionType or isinstance(held, type)
+                       else f"<{type(held).__name__} at {id(held):x}>")]
     if type(obj) in (dict, types.MappingProxyType):
         return out + [(f"[{k!r}]", v) for k, v in list(obj.items()) if type(k) in _LEAVES]
     if type(obj) in (list, tuple, set, frozenset, deque):

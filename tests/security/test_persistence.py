@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import god_mode_worker
+import persistence_driver
 import pytest
 
 import sandbox
@@ -182,14 +183,17 @@ def _a_fresh_union() -> shims.ShimSet:
     """A ShimSet whose put-back has run once (so its probe exists and is the reference)."""
     _first_run()
     shim = shims.ShimSet(guards.RunGuards(), {})
-    for name in ("textwrap", "re", "collections"):
+    for name in GROUPS[1:]:
         shim.get(name)
     shim.restore_shared()
     assert shim.restore_shared() == 0
     return shim
 
 
-GROUPS = ("core", "textwrap", "re", "collections")
+#: Together they hold every kind of record: `urllib.parse`'s result classes are namedtuples
+#: (field accessors) with properties, `fractions.Fraction` has properties, the judging
+#: stand-ins of every shim function are closures (cells).
+GROUPS = ("core", "textwrap", "re", "collections", "fractions", "urllib.parse")
 
 
 def _function_defaults(fn: Any, planted: Any) -> None:
@@ -228,12 +232,47 @@ def _list_item(items: Any, planted: Any) -> None:
     items.append(planted)
 
 
+def _property_reinitialised(prop: Any, planted: Any) -> None:
+    property.__init__(prop, lambda self: planted)  # `__init__` again: new getter, no setter, its doc
+
+
+def _property_fields(prop: Any, planted: Any) -> None:
+    property.__init__(prop, prop.fget, lambda self, value: planted, lambda self: planted, planted)
+
+
+def _property_named(prop: Any, planted: Any) -> None:
+    prop.__set_name__(None, planted)  # the name its error messages give
+
+
+def _property_doc(prop: Any, planted: Any) -> None:
+    prop.__doc__ = planted  # a writable member of the C object
+
+
+def _accessor_doc(accessor: Any, planted: Any) -> None:
+    accessor.__doc__ = planted
+
+
+def _cell_contents(cell: Any, planted: Any) -> None:
+    cell.cell_contents = planted
+
+
+def _cell_emptied(cell: Any, planted: Any) -> None:
+    del cell.cell_contents
+
+
+def _c_function_module(fn: Any, planted: Any) -> None:
+    fn.__module__ = planted  # a writable member of a C function
+
+
 WRITES = [
     (types.FunctionType, False, _function_defaults), (types.FunctionType, True, _function_keyword_default),
     (types.FunctionType, False, _function_attribute), (types.FunctionType, False, _function_code),
     (staticmethod, False, _wrapper_reinitialised), (classmethod, False, _wrapper_reinitialised),
     (staticmethod, False, _wrapper_attribute), (dict, False, _dict_value), (dict, False, _dict_key),
-    (list, False, _list_item),
+    (list, False, _list_item), (property, False, _property_reinitialised), (property, False, _property_fields),
+    (property, False, _property_named), (property, False, _property_doc),
+    (crossing._TUPLEGETTER, False, _accessor_doc), (types.CellType, False, _cell_contents),
+    (types.CellType, False, _cell_emptied), (types.BuiltinFunctionType, False, _c_function_module),
 ]
 
 
@@ -276,7 +315,149 @@ def _state_of(obj: Any) -> list[int]:
         return [id(obj.__func__), id(obj.__dict__)] + [id(v) for kv in obj.__dict__.items() for v in kv]
     if type(obj) is dict:
         return [id(v) for kv in obj.items() for v in kv]
+    if type(obj) in crossing._C_FIELDS:
+        # Its fields, and its memory (a property's name and where its doc came from are there only).
+        words = crossing._words(obj, crossing._C_SPANS[type(obj)]).raw if type(obj) in crossing._C_SPANS else b""
+        return [id(v) for v in crossing._c_fields(obj)] + list(words)
     return [id(v) for v in obj]
+
+
+#: C-level fields a write can change on the objects every run shares, by type: what the walk
+#: below finds, each put back by `crossing` (functions: `_FUNCTION_STATE`; `staticmethod`/
+#: `classmethod` and containers: their callable and items; the rest: `crossing._C_FIELDS`). A
+#: shim that exposes a C object with another writable field, or a C type that can be
+#: initialised again, fails the test until the put-back covers it (or the shim stops sharing it).
+PUT_BACK_C_FIELDS = {
+    "function": {"__code__", "__defaults__", "__kwdefaults__", "__annotations__", "__name__", "__qualname__",
+                 "__doc__", "__module__"},
+    "staticmethod": {"__init__"}, "classmethod": {"__init__"},
+    "dict": {"__init__"}, "list": {"__init__"}, "set": {"__init__"},
+    "property": {"__doc__", "__init__", "__set_name__"},
+    "_tuplegetter": {"__doc__"},
+    "cell": {"cell_contents"},
+    "builtin_function_or_method": {"__module__"},
+}
+#: What else the crawl finds, and why it is not put back.
+NOT_PUT_BACK_C_FIELDS = {
+    # `_random.Random.__init__` seeds a Mersenne Twister state that `SystemRandom` never reads
+    # (`random`/`getrandbits` read `os.urandom`), and the shared instance (`secrets`') is
+    # reached only through its bound methods' `__self__`, which a snippet's reads refuse; the
+    # instance's `__dict__` is recorded.
+    "SystemRandom": {"__init__"},
+}
+
+
+def _shim_roots() -> list[tuple[str, Any]]:
+    """What a run gets from the process: the shims' tables and the C builtins (the run's other
+    builtins are its own guards, whose private slots lead to host-side objects of the run)."""
+    return [(path, value) for path, value in persistence_driver.shared_roots()
+            if not path.startswith("builtins.") or type(value) is types.BuiltinFunctionType]
+
+
+def _shared_objects() -> list[Any]:
+    """Every object two runs both reach from the shims and C builtins (`persistence_driver`'s
+    walk: class dictionaries, function attributes and closures, instance dictionaries and
+    slots): what every run of the process shares."""
+    _first_run()
+    _, first = persistence_driver.fingerprint(_shim_roots())
+    _, second = persistence_driver.fingerprint(_shim_roots())
+    again = {id(o) for o in second}
+    return [o for o in first if id(o) in again]
+
+
+def _writable_c_fields(obj: Any) -> set[str]:
+    """The fields of `obj` that C code (not a Python class's `__slots__` or `__dict__`, which
+    `_Record` covers) lets a write change: members and getsets that take their own value back,
+    and the C hooks that re-point fields (`__init__`, `__setstate__`, `__set_name__`)."""
+    found = set()
+    for klass in type.__getattribute__(type(obj), "__mro__"):
+        namespace = type.__getattribute__(klass, "__dict__")
+        if "__slots__" in namespace or klass is object:
+            continue
+        for name, member in namespace.items():
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if type(member) in (types.MemberDescriptorType, types.GetSetDescriptorType):
+                try:
+                    member.__set__(obj, member.__get__(obj, type(obj)))
+                except (AttributeError, TypeError, ValueError):
+                    continue
+                found.add(name)
+            elif name in ("__init__", "__setstate__", "__set_name__") and type(member) in (
+                    types.WrapperDescriptorType, types.MethodDescriptorType):
+                found.add(name)
+    try:
+        object.__setattr__(obj, "__class__", type(obj))  # a `__class__` swap (refused for a frozen class)
+        found.add("__class__")
+    except TypeError:
+        pass
+    return found
+
+
+def test_the_writable_c_fields_of_shared_objects_are_all_put_back() -> None:
+    """The crawl: every C-level field of a shared object that a write (with the real `setattr`,
+    or a C initialiser called again) can change is of a kind the put-back covers, and every
+    shared object that has such fields is recorded (or, for a function, never crosses raw)."""
+    shared = _shared_objects()
+    assert len(shared) > 5_000
+    found: dict[str, set[str]] = {}
+    objects_of: dict[str, list[Any]] = {}
+    for obj in shared:
+        if isinstance(obj, type):
+            continue  # classes: frozen (`test_the_host_classes_a_shim_exposes_are_immutable`)
+        fields = _writable_c_fields(obj)
+        if fields:
+            found.setdefault(type(obj).__name__, set()).update(fields)
+            objects_of.setdefault(type(obj).__name__, []).append(obj)
+    known = {kind: PUT_BACK_C_FIELDS.get(kind, set()) | NOT_PUT_BACK_C_FIELDS.get(kind, set()) for kind in found}
+    unhandled = {kind: fields - known[kind] for kind, fields in found.items()}
+    assert not {k: v for k, v in unhandled.items() if v}, unhandled
+    # A new kind is a decision (add it to the put-back, or say why not), not a drift.
+    assert {"function", "property", "_tuplegetter", "cell", "builtin_function_or_method"} <= set(found)
+    assert set(found) <= {*PUT_BACK_C_FIELDS, *NOT_PUT_BACK_C_FIELDS}, sorted(found)
+    records = crossing.SHARED.records
+    recorded_functions = [f for f in objects_of["function"] if id(f) in records]
+    assert all(id(f) in records or crossing._owners(f) for f in objects_of["function"])
+    # (Dicts and lists: recorded with what holds them, a function's `__dict__` or a class's.)
+    # (A type's `__new__`, a C function, never crosses: `crossing.forbidden`.)
+    for kind in ("staticmethod", "classmethod", "property", "_tuplegetter", "builtin_function_or_method"):
+        assert [o for o in objects_of.get(kind, ()) if id(o) not in records and not crossing.forbidden(o)] == [], kind
+    # Cells: every cell of a function that crosses raw (a receiver-checked method never does).
+    cells = [c for f in recorded_functions for c in f.__closure__ or ()]
+    assert len(cells) > 100 and [c for c in cells if id(c) not in records] == []
+    # The decimal contexts a snippet reaches are not shared: none is in the shared graph.
+    assert not [o for o in shared if type(o).__name__ == "Context"]
+
+
+def test_c_fields_are_compared_by_attribute_where_the_layout_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an interpreter whose C objects are laid out otherwise (`_C_SPANS` empty), a property,
+    a field accessor, a C function and a cell are recorded by their attributes: a write is
+    still seen and put back, and the cheap check leaves them to `changed`."""
+    monkeypatch.setattr(crossing, "_C_SPANS", types.MappingProxyType({}))
+
+    def getter(self: Any) -> int:
+        return 1
+
+    def other(self: Any) -> int:
+        return 2
+
+    prop, cell = property(getter, None, None, "doc"), types.CellType(getter)
+    accessor = crossing._TUPLEGETTER(0, "doc")
+    c_function = {}.get  # a C function of its own (`__module__` unset)
+    writes = [(prop, lambda: property.__init__(prop, other)), (cell, lambda: setattr(cell, "cell_contents", other)),
+              (accessor, lambda: setattr(accessor, "__doc__", "planted")),
+              (c_function, lambda: setattr(c_function, "__module__", "planted"))]
+    for obj, write in writes:
+        record = crossing._Record(obj)
+        assert record.items is None and not record.changed()
+        probe = crossing._Probe((record,))
+        assert probe.views == () and probe.others == (record,)
+        write()
+        assert record.changed() and not probe.unchanged()
+        record.restore()
+        assert not record.changed() and probe.unchanged()
+    assert (prop.fget, prop.__doc__, cell.cell_contents, accessor.__doc__) == (getter, "doc", getter, "doc")
+    assert c_function.__module__ is None
 
 
 def test_freezing_fails_closed_when_the_layout_is_not_cpythons(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -320,14 +501,11 @@ GOD_LOOK = ("import json, textwrap\n"
             "return [json.dumps({'b': 1, 'a': 2}), getattr(textwrap.dedent, 'planted', None), kept]")
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("backend", ["worker", "inprocess"])
-async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
-        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A session keeps its own globals across runs, never what a run wrote into the state every
-    run of the process shares: the session worker puts it back before each `done`, as the
-    in-process backend does after each run. God mode (the real `setattr`) stands for a break of
-    the Python layers; the snippet's own write rules would refuse both writes first."""
+async def _god_mode_session_runs(backend: str, monkeypatch: pytest.MonkeyPatch, write: str, look: str,
+                                 fresh_look: bool = False) -> tuple[Any, Any, Any]:
+    """Two runs of one god-mode session (the real `setattr`, `object.__setattr__`, `getattr`),
+    and with `fresh_look` `look` again in a new session of the same runtime: what the writing
+    run returned, what the next run of the same session returned, what the new session's did."""
     limits = sandbox.Limits(wall_time=20, cpu_time=20)
     runtime: Any = backend
     if backend == "worker":
@@ -338,16 +516,106 @@ async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
         monkeypatch.setattr(execution_module, "build_builtins", god_mode_worker.wrap(execution_module.build_builtins))
     session = sandbox.open_session(runtime)
     try:
-        wrote = await session.run(GOD_WRITE, limits=limits)
+        wrote = await session.run(write, limits=limits)
         assert wrote.ok, wrote
-        assert wrote.value == ['{"a": 2, "b": 1}', "planted"]  # the writes landed, in the writing run
         pid = getattr(session, "pid", None)
-        looked = await session.run(GOD_LOOK, limits=limits)
+        looked = await session.run(look, limits=limits)
         assert looked.ok, looked
-        assert looked.value == ['{"b": 1, "a": 2}', None, "kept"]  # pristine, same session (its globals kept)
         assert getattr(session, "pid", None) == pid and looked.reset is None  # the same worker, not a reset
+        if not fresh_look:
+            return wrote.value, looked.value, None
+        other = sandbox.open_session(runtime)
+        try:
+            fresh = await other.run(look, limits=limits)
+        finally:
+            other.close()
+        assert fresh.ok, fresh
+        return wrote.value, looked.value, fresh.value
     finally:
         session.close()
         if backend == "worker":
             runtime.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_a_god_mode_write_in_one_session_run_is_not_seen_by_the_next(
+        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session keeps its own globals across runs, never what a run wrote into the state every
+    run of the process shares: the session worker puts it back before each `done`, as the
+    in-process backend does after each run. God mode (the real `setattr`) stands for a break of
+    the Python layers; the snippet's own write rules would refuse both writes first."""
+    wrote, looked, _ = await _god_mode_session_runs(backend, monkeypatch, GOD_WRITE, GOD_LOOK)
+    assert wrote == ['{"a": 2, "b": 1}', "planted"]  # the writes landed, in the writing run
+    assert looked == ['{"b": 1, "a": 2}', None, "kept"]  # pristine, same session (its globals kept)
+
+
+#: Writes to the C fields of shared objects: `property.__init__` again on `Fraction.numerator`
+#: (read raw off the class dictionary: the snippet's own reads hand out a receiver-checked copy),
+#: a C builtin's `__module__`, `staticmethod.__init__` again on `str.maketrans` (in the C type
+#: `str`'s dictionary),
+#: the writable `__doc__` of a namedtuple field accessor (`DecimalTuple.sign`), the cell of
+#: `textwrap.dedent`'s judging stand-in that holds the real `dedent`, and the decimal contexts a
+#: snippet reaches, none of them shared: the run's own (`getcontext()`, made per run, so its
+#: `prec` and `traps` are new in the next run) and the `BasicContext` copy (the session's own,
+#: like its module objects and globals: a new session gets a new copy). `DefaultContext`, the
+#: one context the host's new contexts copy, is not exposed (`test_stdlib_decimal.py`).
+GOD_WRITE_C_FIELDS = """
+import decimal, fractions, textwrap
+numerator = real_getattr(fractions.Fraction, '__dict__')['numerator']
+real_getattr(numerator, '__init__')(lambda self: 'planted', None, None, 'planted doc')
+real_setattr(decimal.DecimalTuple.sign, '__doc__', 'planted')
+for cell in real_getattr(textwrap.dedent, '__closure__'):
+    held = real_getattr(cell, 'cell_contents')
+    if callable(held) and getattr(held, '__name__', None) == 'dedent':
+        real_setattr(cell, 'cell_contents', lambda text: 'planted')
+real_setattr(abs, '__module__', 'planted')
+real_getattr(real_getattr(str, '__dict__')['maketrans'], '__init__')(lambda *args: 'planted')
+context = decimal.getcontext()
+context.prec = 3
+context.traps[decimal.Inexact] = True
+decimal.BasicContext.prec = 2
+saw = [fractions.Fraction(3, 4).numerator, numerator.__doc__, decimal.DecimalTuple.sign.__doc__,
+       textwrap.dedent('  x'), decimal.getcontext().prec, decimal.getcontext().traps[decimal.Inexact],
+       decimal.BasicContext.prec, abs.__module__, repr(str.maketrans('a', 'b'))]
+try:
+    decimal.Decimal(1) / 3
+    saw.append('no trap')
+except decimal.Inexact:
+    saw.append('trapped')
+return saw
+"""
+GOD_LOOK_C_FIELDS = """
+import decimal, fractions, textwrap
+numerator = real_getattr(fractions.Fraction, '__dict__')['numerator']
+return [fractions.Fraction(3, 4).numerator, numerator.__doc__, decimal.DecimalTuple.sign.__doc__,
+        textwrap.dedent('  x'), decimal.getcontext().prec, decimal.getcontext().traps[decimal.Inexact],
+        decimal.BasicContext.prec, str(decimal.Decimal(1) / 3), abs.__module__, repr(str.maketrans('a', 'b'))]
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_god_mode_writes_to_c_fields_are_not_seen_by_the_next_run(
+        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A property re-initialised, an accessor's doc, a closure cell, a C function's module, a C
+    type's staticmethod and the decimal contexts, written with the real `setattr`/`getattr` in
+    one session run: the writes land in that run,
+    and the next run of the same session (same worker) sees the originals."""
+    from fractions import Fraction
+
+    pristine = type.__getattribute__(Fraction, "__dict__")["numerator"]
+    fields = (pristine.fget, pristine.fset, pristine.fdel, pristine.__doc__)
+    wrote, looked, fresh = await _god_mode_session_runs(
+        backend, monkeypatch, GOD_WRITE_C_FIELDS, GOD_LOOK_C_FIELDS, fresh_look=True)
+    assert wrote == ["planted", "planted doc", "planted", "planted", 3, True, 2, "planted", "'planted'",
+                     "trapped"]  # all landed
+    pristine_look = [3, None, "Alias for field number 0", "x", 28, False, 9, "0.3333333333333333333333333333",
+                     "builtins", "{97: 98}"]
+    assert looked == [*pristine_look[:6], 2, *pristine_look[7:]]  # the session's own BasicContext kept
+    assert fresh == pristine_look
+    # The host's own objects (this process's: the in-process backend's, and the worker's template).
+    assert (pristine.fget, pristine.fset, pristine.fdel, pristine.__doc__) == fields
+    assert Fraction(3, 4).numerator == 3 and textwrap.dedent("  x") == "x"
+    assert abs.__module__ == "builtins" and str.maketrans("a", "b") == {97: 98}
 
