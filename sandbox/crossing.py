@@ -743,6 +743,16 @@ def _pattern_read_problem(subject: Any, name: str, owns: Callable[[Any], bool]) 
         return "off a class"
     if not (_GETATTRO_KNOWN and _generic_getattr(kind)):
         return "through a forwarding lookup"
+    if name.startswith("_"):
+        # A private name only where every place the read could end is the snippet's own: its
+        # instance, and each class along the MRO that defines the name (a host class's slot or
+        # method stays where it is when the snippet deletes its own in between).
+        if not owns(subject):
+            return "on an object the sandbox did not make for the snippet"
+        for klass in type.__getattribute__(kind, "__mro__"):
+            if name in type.__getattribute__(klass, "__dict__") and not owns(klass):
+                return "where a host class defines it"
+        return None
     for klass in type.__getattribute__(kind, "__mro__"):
         entry = type.__getattribute__(klass, "__dict__").get(name)
         if type(entry) is staticmethod and not owns(klass):
@@ -765,13 +775,20 @@ def _judged_as_is(value: Any) -> bool:
         return False
 
 
+def _no_subclasses(cls: type, **kwargs: Any) -> None:
+    raise TypeError("a class pattern's stand-in cannot be subclassed")
+
+
 def judged_pattern(
     cls: type, match_args: tuple[Any, ...] | None, names: tuple[str, ...], owns: Callable[[Any], bool]
 ) -> type:
     """A frozen `_JudgedPattern` for `cls`, for one run (`owns`: the run's ownership test):
     same name, the checked `__match_args__` (none if `cls` has none), and for a class that
     matches itself positionally (`int`, `str`...) a subclass of it, which inherits that."""
-    namespace: dict[str, Any] = {"__slots__": (), "__module__": cls.__module__, "_judged_": (cls, names, owns)}
+    namespace: dict[str, Any] = {
+        "__slots__": (), "__module__": cls.__module__, "_judged_": (cls, names, owns),
+        "__init_subclass__": classmethod(_no_subclasses),
+    }
     if match_args is not None:
         namespace["__match_args__"] = match_args
     base = (int,) if cls is bool else (cls,) if cls in SELF_MATCHING else ()

@@ -554,8 +554,8 @@ class RunGuards:
                         f"class pattern {cls.__name__}(...) would read attribute {name!r}, which is "
                         "not accessible in the sandbox"
                     )
-                if name in HOST_METHOD_NAMES:
-                    judged.append(name)
+                if name in HOST_METHOD_NAMES or name.startswith("_"):
+                    judged.append(name)  # decided again on the subject (`crossing.judged_pattern`)
         if not judged and (self_matching or not count):
             return cls  # reads only public names no judge would change, as source does
         key = (cls, count, *judged)

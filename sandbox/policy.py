@@ -595,7 +595,14 @@ class SnippetPolicy(RestrictingNodeTransformer):
                     )
                     checks.append(_located(ast.Assign(targets=[ast.Name(temp, ast.Store())], value=call), pattern))
                     pattern.cls = _located(ast.Name(temp, ast.Load()), pattern.cls)
-        return [*checks, node] if checks else node
+        if not checks:
+            return node
+        if self._scopes and self._scopes[-1][0] == "class":
+            # In a class body the temps would stay behind as class attributes.
+            temps = [ast.Name(check.targets[0].id, ast.Del()) for check in checks]  # type: ignore[attr-defined]
+            cleanup = _located(ast.Delete(targets=temps), node)
+            return [*checks, _located(ast.Try(body=[node], handlers=[], orelse=[], finalbody=[cleanup]), node)]
+        return [*checks, node]
 
     def visit_match_case(self, node: ast.match_case) -> ast.AST:
         return self.node_contents_visit(node)

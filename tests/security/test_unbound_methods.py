@@ -405,6 +405,69 @@ async def test_a_class_pattern_never_binds_a_raw_host_method(sb, backend, route,
     assert leaked is None  # nothing was bound
 
 
+# A positional pattern may read the snippet's own private names (`__match_args__ = ('_x',)`), but
+# the guard's look at the pattern's class says nothing about the subject: a subclass that
+# forwards every read (`list[int]`'s type), a host base before the snippet's own in the MRO, or a
+# deletion after the check sends CPython's native read to a host object's private state.
+PRIVATE_ROUTES = [
+    pytest.param(
+        "def private(obj, name):\n    C = type('C', (), {'__match_args__': (name,)})\n    setattr(C, name, 0)\n"
+        "    S = type('S', (type(list[int]), C), {})\n    match S(obj, ()):\n        case C(v):\n            return v\n"
+        "got = private(object.__setattr__, '_guards')\n",
+        "'_guards' through a forwarding lookup", id="forwarding-subclass"),
+    pytest.param(
+        "class C:\n    __match_args__ = ('_numerator',)\n    _numerator = 0\n"
+        "class S(C, fractions.Fraction):\n    pass\n"
+        "def subject():\n    delattr(C, '_numerator')\n    return S(7, 3)\n"
+        "match subject():\n    case C(v):\n        got = v\n",
+        "'_numerator' where a host class defines it", id="deleted-after-the-check"),
+    pytest.param(
+        "class C:\n    __match_args__ = ('_months',)\n    _months = 'mine'\n"
+        "class S(type(calendar.month_name), C):\n    pass\n"
+        "match S('%B'):\n    case C(v):\n        got = v\n",
+        "'_months' where a host class defines it", id="host-base-first"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("route", "fragment"), PRIVATE_ROUTES)
+async def test_a_positional_pattern_reads_a_private_name_only_where_all_of_it_is_the_snippets(
+    sb, backend, route, fragment
+):
+    code = "import calendar, fractions\ngot = None\ntry:\n" + "".join(
+        "    " + line + "\n" for line in route.splitlines()
+    ) + "except TypeError as e:\n    return [str(e), got]\nreturn ['matched', repr(got)]"
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    message, got = result.value
+    assert message.startswith("class pattern C(...) would read attribute " + fragment), message
+    assert got is None
+    assert calendar_month_name_is_the_hosts()
+
+
+def calendar_month_name_is_the_hosts() -> bool:
+    import calendar
+
+    return calendar.month_name[1] == "January"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_stand_in_stays_out_of_a_class_body_and_cannot_be_subclassed(sb, backend):
+    code = (
+        "class P:\n    __match_args__ = ('a', '_b')\n    a = 4\n    _b = 5\n"
+        "class K:\n    match P():\n        case P(v, w):\n            pos = [v, w]\n"
+        "return [K.pos, sorted(n for n in vars(K) if n.startswith('_m'))]"
+    )
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [[4, 5], []]  # the snippet's own private name reads as in Python
+    from sandbox.crossing import judged_pattern
+
+    stand_in = judged_pattern(int, None, ("real",), lambda obj: False)
+    with pytest.raises(TypeError, match="a class pattern's stand-in cannot be subclassed"):
+        type("X", (stand_in,), {})
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_class_pattern_never_reads_a_routed_name_through_a_forwarder(sb, backend):
     # `K[int]` forwards attribute reads to the class `K`: the raw `Counter.copy`.
