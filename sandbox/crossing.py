@@ -592,9 +592,9 @@ _JUDGED_ITEM_KINDS = (
 def _refuse_forbidden_items(value: Any, what: str, passed: bool) -> None:
     """Every item of the exact container `value`, and of the exact containers in it up to
     `NESTED_ITEMS_WALKED` items below the first level, refused if forbidden or if the judge
-    would hand it out only as a stand-in. Decided by type at
-    C speed a level at a time (a flat list of strings costs one `set(map(type, ...))`); each
-    nested container is walked once, so a cycle ends."""
+    would hand it out only as a stand-in. Decided by type at C speed a level at a time (a flat
+    list of strings costs one `set(map(type, ...))`); each nested container is walked once, so
+    a cycle ends."""
     items = _items(value)
     seen: set[int] | None = None
     budget = NESTED_ITEMS_WALKED

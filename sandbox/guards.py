@@ -123,7 +123,6 @@ def _arg_type(value: Any) -> str:
     return "None" if value is None else type(value).__name__
 
 
-
 #: Dunders the guard hands out only when the snippet's own object or class defines them.
 _OWNED_ONLY_DUNDERS = frozenset(
     {"__dict__", "__annotations__", "__dataclass_fields__", "__dataclass_params__",
@@ -558,11 +557,14 @@ class RunGuards:
                     judged.append(name)  # decided again on the subject (`crossing.judged_pattern`)
         if not judged and (self_matching or not count):
             return cls  # reads only public names no judge would change, as source does
-        key = (cls, count, *judged)
+        # The names the pattern reads are part of the key, so a stand-in always carries the
+        # tuple checked now (not only while snippets cannot rewrite `__match_args__`).
+        read = None if names is None else names[:count]
+        key = (cls, read, *judged)
         stand_in = self._judged_patterns.get(key)
         if stand_in is None:
             stand_in = self._judged_patterns[key] = judged_pattern(
-                cls, names, tuple(dict.fromkeys(judged)), self.owns
+                cls, read, tuple(dict.fromkeys(judged)), self.owns
             )
         return stand_in
 

@@ -159,7 +159,8 @@ def _freeze_arguments(arguments: Any) -> tuple[Any, str | None]:
     except NotJSONError as exc:
         return _unloggable(exc), m.NOT_JSON.format(what="arguments", detail=exc)
     except RecursionError:  # hostile nesting (or a cycle) must be an error result, not a crash
-        return _unloggable("nested too deeply"), m.NOT_JSON.format(what="arguments", detail="nested too deeply")
+        detail = "nested too deeply"
+        return _unloggable(detail), m.NOT_JSON.format(what="arguments", detail=detail)
     if type(args) is not FrozenDict:
         return args, m.ARGUMENTS_NOT_OBJECT.format(type=type(arguments).__name__)
     return args, None

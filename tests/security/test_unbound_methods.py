@@ -392,13 +392,18 @@ PATTERN_ROUTES = [
 ]
 
 
+def _attempt(modules: str, route: str, bound: str) -> str:
+    """A snippet that runs `route` and returns [the TypeError's text, what `bound` holds], or
+    ['matched', repr of it] when no TypeError came."""
+    body = "".join("    " + line + "\n" for line in route.splitlines())
+    return (f"import {modules}\n{bound} = None\ntry:\n{body}except TypeError as e:\n"
+            f"    return [str(e), {bound}]\nreturn ['matched', repr({bound})]")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("route", "pattern", "name"), PATTERN_ROUTES)
 async def test_a_class_pattern_never_binds_a_raw_host_method(sb, backend, route, pattern, name):
-    code = "import collections, typing\nleaked = None\ntry:\n" + "".join(
-        "    " + line + "\n" for line in route.splitlines()
-    ) + "except TypeError as e:\n    return [str(e), leaked]\nreturn ['matched', repr(leaked)]"
-    result = await sb.run(code, backend=backend)
+    result = await sb.run(_attempt("collections, typing", route, "leaked"), backend=backend)
     assert result.ok, result
     message, leaked = result.value
     assert message.startswith(f"class pattern {pattern} would read attribute {name} off a class: "), message
@@ -434,21 +439,14 @@ PRIVATE_ROUTES = [
 async def test_a_positional_pattern_reads_a_private_name_only_where_all_of_it_is_the_snippets(
     sb, backend, route, fragment
 ):
-    code = "import calendar, fractions\ngot = None\ntry:\n" + "".join(
-        "    " + line + "\n" for line in route.splitlines()
-    ) + "except TypeError as e:\n    return [str(e), got]\nreturn ['matched', repr(got)]"
-    result = await sb.run(code, backend=backend)
+    result = await sb.run(_attempt("calendar, fractions", route, "got"), backend=backend)
     assert result.ok, result
     message, got = result.value
     assert message.startswith("class pattern C(...) would read attribute " + fragment), message
     assert got is None
-    assert calendar_month_name_is_the_hosts()
-
-
-def calendar_month_name_is_the_hosts() -> bool:
     import calendar
 
-    return calendar.month_name[1] == "January"
+    assert calendar.month_name[1] == "January"  # the host's shared month list is unchanged
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
