@@ -791,14 +791,29 @@ def judged_pattern(
     }
     if match_args is not None:
         namespace["__match_args__"] = match_args
-    base = (int,) if cls is bool else (cls,) if cls in SELF_MATCHING else ()
+    base = _self_matching_base(cls) if match_args is None and matches_itself(cls) else ()
     stand_in = _JudgedPattern(cls.__name__, base, namespace)
     make_immutable(stand_in)
     return stand_in
 
 
-#: Builtins that a positional class pattern matches as the subject itself (`case int(x)`).
-SELF_MATCHING = frozenset({bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple})
+_MATCH_SELF_FLAG = 1 << 22  # _Py_TPFLAGS_MATCH_SELF: `case int(x)` binds the subject itself
+
+
+def matches_itself(cls: type) -> bool:
+    """Whether a positional class pattern without `__match_args__` matches the subject itself
+    (`case int(x)`, also for a subclass of `int`): CPython's own type flag, read off the type
+    object, so no metaclass `__eq__`/`__hash__` answers it (a set lookup would ask them)."""
+    return bool(type.__dict__["__flags__"].__get__(cls) & _MATCH_SELF_FLAG)
+
+
+def _self_matching_base(cls: type) -> tuple[type, ...]:
+    """The builtin a stand-in derives from to inherit the self-match: the first C type along the
+    MRO with the flag (`int` for `bool`, which cannot be subclassed), never a snippet class."""
+    for klass in type.__getattribute__(cls, "__mro__"):
+        if not is_heap_type(klass) and matches_itself(klass):
+            return (int,) if klass is bool else (klass,)
+    return ()
 
 
 def guarded_hasattr(obj: Any, name: Any) -> bool:

@@ -23,7 +23,6 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 from .crossing import (
     _MISSING,
     LEADS_OUTSIDE,
-    SELF_MATCHING,
     UNSUBCLASSABLE,
     CheckedMethods,
     ReadOnly,
@@ -36,8 +35,11 @@ from .crossing import (
     guarded_hasattr,
     hidden_base,
     host_attr,
+    is_heap_type,
+    is_immutable,
     judge,
     judged_pattern,
+    matches_itself,
     plain_name,
     safe_format,
     safe_format_map,
@@ -51,6 +53,7 @@ from .policy import (
     READABLE_PRIVATE,
     RUNTIME_CHECKED_ATTRIBUTES,
     SUPER_ONLY,
+    VALUE_JUDGED_ATTRIBUTES,
     WRITABLE_DUNDERS,
     class_name_problem,
     is_dunder,
@@ -201,11 +204,11 @@ class RunGuards:
     """
 
     def __init__(self) -> None:
-        self.owned: weakref.WeakSet[type] = weakref.WeakSet()
+        self.owned = OwnedClasses()
         self.owner_token = object()
         self.class_factory = _ClassFactory(self.owned, self.owner_token)
         self._ids: dict[int, int] = {}
-        self._judged_patterns: dict[tuple[Any, ...], type] = {}
+        self._judged_patterns: dict[tuple[Any, ...], tuple[type, type]] = {}
         #: The run's `type`: the three-argument form builds classes through `make_class`.
         self.safe_type: type = _TypeMeta(
             "type", (SafeType,), {"__slots__": (), "__module__": "builtins",
@@ -527,9 +530,10 @@ class RunGuards:
         stand-in's instance check decides the judged reads."""
         if not isinstance(cls, type):
             return cls  # CPython reports a non-class
-        self_matching = cls in SELF_MATCHING
+        _refuse_unshared_metaclass(cls)
+        names = _match_args(cls) if count else None
+        self_matching = bool(count) and names is None and matches_itself(cls)  # reads nothing
         judged = list(routed)
-        names = None if self_matching or not count else _match_args(cls)  # self-matching: reads nothing
         if names is not None:
             # The snippet's own private names only where the subject is surely its own: a
             # metaclass with its own instance check (a `typing.Protocol` subclass checks
@@ -548,25 +552,43 @@ class RunGuards:
                 )
                 # The names the guard judges by the value a read returns (`format`, `mro`, ...)
                 # would be read natively here, where no judge sees them.
-                if private or name in INSPECT_ATTRIBUTES or name in RUNTIME_CHECKED_ATTRIBUTES:
+                if private or name in INSPECT_ATTRIBUTES or (
+                    name in RUNTIME_CHECKED_ATTRIBUTES and name not in VALUE_JUDGED_ATTRIBUTES
+                ):
                     raise TypeError(
                         f"class pattern {cls.__name__}(...) would read attribute {name!r}, which is "
                         "not accessible in the sandbox"
                     )
-                if name in HOST_METHOD_NAMES or name.startswith("_"):
+                if name in HOST_METHOD_NAMES or name in VALUE_JUDGED_ATTRIBUTES or name.startswith("_"):
                     judged.append(name)  # decided again on the subject (`crossing.judged_pattern`)
         if not judged and (self_matching or not count):
             return cls  # reads only public names no judge would change, as source does
         # The names the pattern reads are part of the key, so a stand-in always carries the
         # tuple checked now (not only while snippets cannot rewrite `__match_args__`).
+        # Keyed by identity: a dictionary lookup on `cls` would ask its metaclass's `__eq__`.
         read = None if names is None else names[:count]
-        key = (cls, read, *judged)
-        stand_in = self._judged_patterns.get(key)
-        if stand_in is None:
-            stand_in = self._judged_patterns[key] = judged_pattern(
-                cls, read, tuple(dict.fromkeys(judged)), self.owns
-            )
+        key = (_builtins.id(cls), read, *judged)
+        cached = self._judged_patterns.get(key)
+        if cached is not None and cached[0] is cls:
+            return cached[1]
+        stand_in = judged_pattern(cls, read, tuple(dict.fromkeys(judged)), self.owns)
+        self._judged_patterns[key] = (cls, stand_in)
         return stand_in
+
+
+def _refuse_unshared_metaclass(cls: type) -> None:
+    """A class pattern's class has a metaclass runs share (`shared_metaclass`)."""
+    if not shared_metaclass(cls):
+        raise TypeError(f"class pattern {cls.__name__}(...): its metaclass is not supported in the sandbox")
+
+
+def shared_metaclass(cls: type) -> bool:
+    """`cls`'s metaclass is `type`, a C metaclass or a frozen shared one (`ABCMeta`, the enum
+    shim's). A writable heap metaclass exists only if a snippet built one, which the class
+    factory never lets it do; the guards never ask its `__eq__`, `__hash__` or instance check
+    (a set lookup would: such a class could claim to be `int`, or any class of the run)."""
+    meta = type(cls)
+    return meta is type or not is_heap_type(meta) or is_immutable(meta)
 
 
 def _class_level(cls: type, name: str) -> Any:
@@ -595,6 +617,35 @@ def _match_args(cls: type) -> tuple[Any, ...] | None:
                 raise TypeError("__match_args__ must be a plain tuple of names in the sandbox")
             return names
     return None
+
+
+class OwnedClasses:
+    """The classes a run's snippet made, by identity. A `WeakSet` would answer `in` with the
+    class's metaclass `__hash__`/`__eq__`, which could claim any class; this compares `id` and
+    then `is`, and forgets a class once it is gone."""
+
+    __slots__ = ("_refs", "__weakref__")
+
+    def __init__(self) -> None:
+        self._refs: dict[int, weakref.ref[type]] = {}
+
+    def add(self, cls: type) -> None:
+        key = _builtins.id(cls)
+        mine = weakref.ref(self)
+
+        def forget(ref: weakref.ref[type]) -> None:
+            owner = mine()
+            if owner is not None and owner._refs.get(key) is ref:
+                del owner._refs[key]
+
+        self._refs[key] = weakref.ref(cls, forget)
+
+    def __contains__(self, cls: object) -> bool:
+        ref = self._refs.get(_builtins.id(cls))
+        return ref is not None and ref() is cls
+
+    def __len__(self) -> int:
+        return len(self._refs)
 
 
 class _CheckedWrite(ReadOnly):
@@ -638,7 +689,7 @@ class _ClassFactory:
 
     __slots__ = ("_owned", "_token")
 
-    def __init__(self, owned: weakref.WeakSet[type], token: object) -> None:
+    def __init__(self, owned: OwnedClasses, token: object) -> None:
         self._owned = owned
         self._token = token
 
@@ -650,6 +701,8 @@ class _ClassFactory:
                 raise TypeError(f"class bases must be classes, got a '{type(base).__name__}'")
             if issubclass(base, type) or SafeType in base.__mro__:
                 raise TypeError("defining metaclasses is not allowed in the sandbox")
+            if not shared_metaclass(base):
+                raise TypeError(f"the metaclass of base '{base.__name__}' is not supported in the sandbox")
             mro = type.mro(base)
             for sealed in mro:
                 if sealed in SEALED:
@@ -728,6 +781,11 @@ EXCEPTION_NAMES = (
 )
 
 
+#: The builtins every run shares, read once: a run's `__builtins__` starts as a copy of them.
+_SHARED_BUILTINS: Mapping[str, Any] = MappingProxyType(
+    {name: getattr(_builtins, name) for name in SAFE_BUILTIN_NAMES + EXCEPTION_NAMES}
+)
+
 _RUN_BUILTIN_TOKEN = object()
 
 
@@ -786,8 +844,7 @@ def build_builtins(
     budget_iter: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
 ) -> dict[str, Any]:
     """The `__builtins__` dict of one run."""
-    b: dict[str, Any] = {name: getattr(_builtins, name) for name in SAFE_BUILTIN_NAMES}
-    b.update({name: getattr(_builtins, name) for name in EXCEPTION_NAMES})
+    b = dict(_SHARED_BUILTINS)
     b.update(
         {
             "None": None,

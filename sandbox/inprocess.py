@@ -185,7 +185,7 @@ def _clear_shared_caches() -> None:
     if strptime is not None:
         with strptime._cache_lock:  # type: ignore[attr-defined]
             strptime._regex_cache.clear()  # type: ignore[attr-defined]
-    _drop_foreign_enum_values()
+    _enum_value_maps.drop_foreign()
 
 
 #: The value types a host enum's value-to-member map is keyed on; anything else in it was put
@@ -194,17 +194,49 @@ def _clear_shared_caches() -> None:
 _PLAIN_VALUES = frozenset({int, str, bytes, float, bool, tuple, frozenset, type(None)})
 
 
-def _drop_foreign_enum_values() -> None:
-    """Remove the keys a run added to any enum class's `_value2member_map_` that are not plain
-    values, so a lying object cannot answer the host's later `RegexFlag(...)` lookups."""
-    pending = [enum.Enum]
-    while pending:
-        cls = pending.pop()
-        pending.extend(type.__subclasses__(cls))
-        members = cls.__dict__.get("_value2member_map_")
-        # After every in-process run, over every enum class: the check runs at C speed.
-        if isinstance(members, dict) and not _PLAIN_VALUES.issuperset(map(type, members)):
-            # Rebuilt, not popped: popping hashes the snippet's key, which runs its code.
-            kept = {k: v for k, v in members.items() if type(k) in _PLAIN_VALUES}
-            members.clear()
-            members.update(kept)
+#: The enum types a stdlib enum class derives from directly; a new direct subclass of one of
+#: them (a module defining enums, or a snippet's own) makes the next check walk every class.
+_ENUM_BASES = (enum.Enum, enum.IntEnum, enum.StrEnum, enum.Flag, enum.IntFlag, enum.ReprEnum)
+
+
+class _EnumValueMaps:
+    """Every enum class's value-to-member map, and how many keys each held after the last run.
+
+    Walking all enum classes after every in-process run cost a quarter of a `return 1` run. A
+    run can add a key to a map (a flag class called with a snippet's lying `int` subclass caches
+    a pseudo member under it) but never remove one, so a map whose length is unchanged gained
+    no key. The maps are found again by a walk only when a class may have appeared: a module was
+    imported, or an enum base type has another direct subclass.
+    """
+
+    def __init__(self) -> None:
+        self.signature: tuple[int, ...] = ()
+        self.maps: list[dict[object, object]] = []
+        self.lengths: list[int] = []
+
+    def _signature(self) -> tuple[int, ...]:
+        return (len(sys.modules), *map(len, map(type.__subclasses__, _ENUM_BASES)))
+
+    def drop_foreign(self) -> None:
+        """Remove the keys a run added that are not plain values, so a lying object cannot
+        answer the host's later `RegexFlag(...)` lookups."""
+        signature = self._signature()
+        if signature == self.signature and list(map(len, self.maps)) == self.lengths:
+            return
+        maps = []
+        pending = [enum.Enum]
+        while pending:
+            cls = pending.pop()
+            pending.extend(type.__subclasses__(cls))
+            members = cls.__dict__.get("_value2member_map_")
+            if isinstance(members, dict):
+                maps.append(members)
+                if not _PLAIN_VALUES.issuperset(map(type, members)):
+                    # Rebuilt, not popped: popping hashes the snippet's key, which runs its code.
+                    kept = {k: v for k, v in members.items() if type(k) in _PLAIN_VALUES}
+                    members.clear()
+                    members.update(kept)
+        self.signature, self.maps, self.lengths = signature, maps, list(map(len, maps))
+
+
+_enum_value_maps = _EnumValueMaps()

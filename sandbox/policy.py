@@ -55,8 +55,14 @@ LAST_VALUE_HOOK = "_last_"
 #: cache process-wide on the `str` objects they are given; `throw`/`athrow` must mark a thrown
 #: `MemoryError` as the snippet's own.
 RUNTIME_CHECKED_ATTRIBUTES = frozenset(
-    {"format", "format_map", "register", "mro", "strptime", "sub", "subn", "throw", "athrow"}
+    {"format", "format_map", "register", "mro", "strptime", "sub", "subn", "throw", "athrow",
+     "obj"}
 )
+#: The names among those that the judge decides by the value alone (no stand-in is handed out
+#: instead): a class pattern may read them, judged on the subject (`_match_class_`).
+#: `AttributeError.obj` is the object the failed lookup ran on, a host object when the lookup
+#: forwarded (`typing.Type.x` fails on the real `type`; a bound method's on its raw function).
+VALUE_JUDGED_ATTRIBUTES = frozenset({"obj"})
 
 #: Public names under which a host class a snippet reaches (`collections.Counter`, the
 #: `collections.abc` mixins, `fractions.Fraction`, ...) defines a Python method or property. Read
@@ -584,7 +590,8 @@ class SnippetPolicy(RestrictingNodeTransformer):
             for pattern in ast.walk(case.pattern):
                 if not isinstance(pattern, ast.MatchClass):
                     continue
-                routed = [ast.Constant(a) for a in pattern.kwd_attrs if a in HOST_METHOD_NAMES]
+                routed = [ast.Constant(a) for a in pattern.kwd_attrs
+                          if a in HOST_METHOD_NAMES or a in VALUE_JUDGED_ATTRIBUTES]
                 if pattern.patterns or routed:
                     self._match_temps += 1
                     temp = f"_match{self._match_temps}_"
@@ -630,7 +637,9 @@ class SnippetPolicy(RestrictingNodeTransformer):
         # in a pattern, so they are refused there. Host-method names (`numerator`) are judged by
         # the class `_match_class_` puts in the pattern's place (see `visit_Match`).
         for attr in node.kwd_attrs:
-            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES or attr in RUNTIME_CHECKED_ATTRIBUTES:
+            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES or (
+                attr in RUNTIME_CHECKED_ATTRIBUTES and attr not in VALUE_JUDGED_ATTRIBUTES
+            ):
                 self._refuse(node, f'attribute "{attr}" is not allowed in a class pattern')
         return self.node_contents_visit(node)
 

@@ -128,7 +128,8 @@ def _freeze_shared(ctx: ShimContext) -> None:
     static = _static_attrs()
     for module in _SHIM_MODULES:
         table = module.build(ctx) if getattr(module, "PER_RUN", False) else static[module.NAME]
-        shared.freeze(table.values(), modules=(module.__name__,), group=module.NAME)
+        shared.freeze((*table.values(), *getattr(module, "METACLASSES", ())), modules=(module.__name__,),
+                      group=module.NAME)
         if not getattr(module, "PER_RUN", False):
             # The judging wrappers are shared too (their `__dict__`, `__doc__`... are recorded).
             shared.freeze(_judged_static_attrs()[module.NAME].values(), group=module.NAME)

@@ -16,6 +16,10 @@ from .base import ShimContext, pick
 
 NAME = "typing"
 PER_RUN = True
+#: The metaclasses `TypedDict` and `NamedTuple` (functions) build a snippet's classes with:
+#: shared like the classes the table holds, so frozen with them (a class pattern and the class
+#: factory accept only shared metaclasses: `guards.shared_metaclass`).
+METACLASSES = (typing._TypedDictMeta, typing.NamedTupleMeta)  # type: ignore[attr-defined]
 
 
 def build(ctx: ShimContext) -> dict[str, Any]:

@@ -58,3 +58,23 @@ def test_match_in_a_class_body_and_self_matching_classes_with_keywords(backend: 
     result = run(code, backend)
     assert result.error is None, result.error
     assert result.value == [1, 4, [5, 5], "ab"]
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+def test_subclasses_of_self_matching_builtins_match_themselves(backend: str) -> None:
+    # As in CPython: `case MyInt(x)` binds the subject (the type flag is inherited), unless the
+    # subclass names its own `__match_args__`; `bool` matches as the `int` it is.
+    code = (
+        "class MyInt(int):\n    pass\n"
+        "class Named(str):\n    __match_args__ = ('upper',)\n"
+        "class Tag(tuple):\n    pass\n"
+        "out = []\n"
+        "match MyInt(3):\n    case MyInt(x, real=r):\n        out.append([int(x), type(x).__name__, r])\n"
+        "match Named('ab'):\n    case Named(u):\n        out.append(u())\n"
+        "match Tag((1, 2)):\n    case Tag(t):\n        out.append(list(t))\n"
+        "match True:\n    case bool(b):\n        out.append(b)\n"
+        "return out"
+    )
+    result = run(code, backend)
+    assert result.error is None, result.error
+    assert result.value == [[3, "MyInt", 3], "AB", [1, 2], True]

@@ -124,7 +124,13 @@ def fingerprint(roots: list[tuple[str, Any]], shared: set[int] | None = None) ->
             continue
         seen[id(obj)] = path
         keep.append(obj)
-        for step, child in _edges(obj):
+        edges = _edges(obj)
+        if where == "per-run" and type(obj) is dict:
+            # A run's own dict keyed by ids (`RunGuards.owned`: the classes it made, by
+            # identity) has other keys every run: its int-keyed entries go by position.
+            edges = [(f"[#{i}]", child) if step[1:-1].isdigit() else (step, child)
+                     for i, (step, child) in enumerate(edges)]
+        for step, child in edges:
             queue.append((path + step, child))
     return prints, keep
 

@@ -117,11 +117,13 @@ def test_the_judge_decides_by_identity_not_by_name() -> None:
 
 def test_every_judged_name_has_a_row() -> None:
     """The names the policy routes through `_getattr_` for static reads are the names of the
-    judge's rows (and ABC `register`): a row without its name would go unjudged on `x.name`."""
-    from sandbox.policy import RUNTIME_CHECKED_ATTRIBUTES
+    judge's rows (and ABC `register`), and the names judged by the value alone (`obj`): a row
+    without its name would go unjudged on `x.name`."""
+    from sandbox.policy import RUNTIME_CHECKED_ATTRIBUTES, VALUE_JUDGED_ATTRIBUTES
 
     rows = {d.__name__ for d, _, _ in crossing._ROWS} | {"register"}
-    assert rows == set(RUNTIME_CHECKED_ATTRIBUTES)
+    assert rows | VALUE_JUDGED_ATTRIBUTES == set(RUNTIME_CHECKED_ATTRIBUTES)
+    assert not rows & VALUE_JUDGED_ATTRIBUTES
 
 
 # -- normalisers ---------------------------------------------------------------------------------

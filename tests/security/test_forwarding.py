@@ -463,3 +463,84 @@ def test_the_guard_hands_back_sandbox_versions_by_identity() -> None:
     assert guarded_getattr(operator, "sub") is operator.sub  # an unrelated `sub` is left alone
     assert sys.modules["datetime"].datetime.strptime("1", "%d").day == 1
     assert copy.copy(1) == 1
+
+
+# -- a failed read's AttributeError.obj: the forwarding target is judged --------------------------
+#: Reads that fail on a forwarder: CPython's `AttributeError.obj` is the object the lookup ran on
+#: last, the real `type` behind `typing.Type`, the raw host function behind a bound method.
+FAILED_READS = {
+    "typing.Type": "typing.Type.no_such_name",
+    "bound host method": "collections.Counter().copy.no_such_name",
+}
+#: Ways a snippet reads `obj` off the caught error; each is judged by the value.
+OBJ_READS = {
+    "source": "e.obj",
+    "getattr": "getattr(e, 'obj')",
+    "format": "'{0.obj}'.format(e)",
+    "attrgetter": "operator.attrgetter('obj')(e)",
+}
+#: The chain a review ran (the real `type`, a metaclass that claims to be `int`, a positional
+#: pattern reading `len.__self__`): it would return the secret file's text.
+ESCAPE = """
+import typing
+try:
+    typing.Type.no_such_name
+except AttributeError as e:
+    T = e.obj
+M = T('M', (T,), {'__hash__': lambda c: hash(int), '__eq__': lambda c, o: True,
+                  '__instancecheck__': lambda c, x: True})
+def read(obj, name):
+    R = M('R', (), {'__match_args__': (name,)})
+    match obj:
+        case R(v):
+            return v
+b = read(len, '__self__')
+return b.open(SECRET_PATH).read()
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("read", OBJ_READS.values(), ids=OBJ_READS.keys())
+@pytest.mark.parametrize("fail", FAILED_READS.values(), ids=FAILED_READS.keys())
+async def test_a_failed_reads_target_is_judged(sb, backend: str, fail: str, read: str) -> None:
+    code = (f"import typing, collections, operator\ntry:\n    {fail}\nexcept AttributeError as e:\n"
+            f"    got = {read}\nreturn str(got)")
+    result = await sb.run(code, backend=backend)
+    if "Counter" not in fail:
+        sb.assert_error(result, "exception", "is not accessible: it leads outside the sandbox")
+        return
+    # The raw function crosses as the judge's stand-in, behind the receiver check.
+    assert result.ok, result
+    assert "Counter.copy" in result.value
+    if "format" not in read:
+        checked = await sb.run(code.replace("return str(got)", "return got(collections.Counter)"), backend=backend)
+        sb.assert_error(checked, "exception", "doesn't apply to a 'type' object")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_failed_read_escape_ends_at_the_judge(sb, backend: str) -> None:
+    result = await sb.run(ESCAPE, backend=backend)
+    sb.assert_error(result, "exception", '"obj" is not accessible')
+    assert "line 6" in result.error.message
+    pattern = await sb.run("import typing\ntry:\n    typing.Type.x\nexcept AttributeError as e:\n"
+                           "    match e:\n        case AttributeError(obj=T):\n            return str(T)\n",
+                           backend=backend)
+    sb.assert_error(pattern, "exception", "class pattern AttributeError(...) would read attribute 'obj' unchecked")
+    await sb.assert_next_run_ok(backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_snippets_own_obj_attribute_reads_as_before(sb, backend: str) -> None:
+    code = """
+class P:
+    def __init__(self):
+        self.obj = 7
+try:
+    P().missing
+except AttributeError as e:
+    failed_on_own = e.obj.obj
+match P():
+    case P(obj=v):
+        return [P().obj, v, failed_on_own, getattr(P(), 'obj')]
+"""
+    await sb.assert_harmless(code, [7, 7, 7, 7], backend=backend)

@@ -875,6 +875,19 @@ def _children(obj: Any, counters: dict[str, int], attrs: bool, run_getattr: Any)
         out.append(("|type", guards.SafeType(obj)))
     except Exception:
         pass
+    if attrs:
+        # A read that fails: CPython's `AttributeError.obj` is the object the lookup ran on
+        # last, the target of a forwarding object (a review reached the real `type` through
+        # `typing.Type.x`); the snippet reads it off the caught error as written.
+        try:
+            read_as_written(obj, "no_such_attribute")
+        except AttributeError as failed:
+            try:
+                out.append((".<failed read>.obj", read_as_written(failed, "obj")))
+            except Exception:
+                counters["refused"] += 1
+        except Exception:
+            pass
     if attrs and isinstance(obj, type) and _safe_to_call_zero(obj, "", None):
         try:
             out.append(("()", obj()))

@@ -6,6 +6,8 @@ shaped (mappings, pairs, iterables, subclasses that lie on a second read); keywo
 
 from __future__ import annotations
 
+import enum
+
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -238,3 +240,33 @@ ENUM_HARMLESS = {
 async def test_enum_harmless(sb, name):
     code, expected = ENUM_HARMLESS[name]
     await sb.assert_harmless(code, expected, backend="inprocess")
+
+
+def test_the_in_process_clean_up_finds_a_planted_value_without_walking_again() -> None:
+    """After every in-process run the clean-up compares each enum map's length with the one it
+    remembered and walks the enum classes again only when one grew or a class may have
+    appeared: a lying key planted between two checks is still dropped."""
+    from sandbox.inprocess import _EnumValueMaps
+
+    class Perm(enum.Flag):
+        R = 1
+        W = 2
+
+    class Lying(int):
+        def __hash__(self) -> int:
+            return hash(3)
+
+        def __eq__(self, other: object) -> bool:
+            return other is self or other == 3
+
+    maps = _EnumValueMaps()
+    maps.drop_foreign()
+    walked = maps.maps
+    maps.drop_foreign()
+    assert maps.maps is walked  # nothing changed: no walk
+    signature = maps._signature()
+    assert Perm(Lying(3)) is not None and any(type(k) is Lying for k in Perm._value2member_map_)
+    assert maps._signature() == signature  # only the map's length tells
+    maps.drop_foreign()
+    assert all(type(k) is int for k in Perm._value2member_map_)
+    assert Perm(3) == Perm.R | Perm.W

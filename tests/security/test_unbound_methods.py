@@ -483,12 +483,14 @@ async def test_a_class_pattern_never_reads_a_routed_name_through_a_forwarder(sb,
 
 
 def test_a_positional_class_pattern_reads_the_match_args_the_guard_checked() -> None:
-    # A metaclass (a snippet that somehow had the real `type`) could answer `__match_args__`
-    # dynamically where the guard found none in the class dictionaries; CPython reads the
-    # stand-in's instead, so the pattern takes no positional sub-pattern.
+    # A shared metaclass could answer `__match_args__` dynamically where the guard found none in
+    # the class dictionaries; CPython reads the stand-in's instead, so the pattern takes no
+    # positional sub-pattern.
+    from sandbox.crossing import make_immutable
     from sandbox.guards import RunGuards
 
     meta = type("M", (type,), {"__instancecheck__": lambda c, s: True, "__getattr__": lambda c, n: ("__globals__",)})
+    make_immutable(meta)
     klass = meta("C", (), {})
     stand_in = RunGuards().match_class(klass, 1)
     assert stand_in is not klass and "__match_args__" not in type.__getattribute__(stand_in, "__dict__")
@@ -498,6 +500,31 @@ def test_a_positional_class_pattern_reads_the_match_args_the_guard_checked() -> 
             case stand_in(g):
                 bound.append(g)
     assert bound == []
+
+
+def test_a_class_pattern_never_asks_a_writable_metaclass() -> None:
+    # A snippet that somehow held the real `type` could build a metaclass that claims, through
+    # `__hash__`/`__eq__`, to be `int` (skipping the `__match_args__` checks: a review read
+    # `len.__self__`, the real builtins, that way) or any class the run made. Its classes are
+    # refused in patterns, and ownership is decided by identity.
+    from sandbox.guards import OwnedClasses, RunGuards
+
+    liar = type("Liar", (type,), {"__hash__": lambda c: hash(int), "__eq__": lambda c, o: True,
+                                  "__instancecheck__": lambda c, x: True})
+    klass = liar("R", (), {"__match_args__": ("__self__",)})
+    guards = RunGuards()
+    with pytest.raises(TypeError, match=r"class pattern R\(\.\.\.\): its metaclass is not supported"):
+        guards.match_class(klass, 1)
+    assert guards._judged_patterns == {}
+    owned = OwnedClasses()
+    mine = type("Mine", (), {})
+    owned.add(mine)
+    assert mine in owned and klass not in owned and int not in owned
+    del mine
+    import gc
+
+    gc.collect()
+    assert len(owned) == 0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
