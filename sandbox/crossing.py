@@ -1152,12 +1152,13 @@ class _Probe:
     changed (or `restore` put it back), and `changed` checks everything the words hold; when
     the words differ, `SharedState.restore` takes the slow path and snapshots again."""
 
-    __slots__ = ("records", "views", "saved", "lists", "lengths", "items", "others")
+    __slots__ = ("records", "views", "saved", "lists", "lengths", "items", "holders", "holder_dicts", "others")
 
     def __init__(self, records: tuple[_Record, ...]) -> None:
         self.records = records
         views: list[Any] = []
         lists: list[tuple[list[Any], list[Any]]] = []
+        holders: list[_Record] = []
         others: list[_Record] = []
         for record in records:
             obj, kind = record.obj, type(record.obj)
@@ -1175,6 +1176,12 @@ class _Probe:
                 views.append(_words(record.state[0], _DICT_WORDS))
             elif kind in _C_FIELDS and record.items is not None:
                 views.append(_words(obj, _C_SPANS[kind]))  # the very bytes `changed` compares
+            elif (record.state and not record.slots and kind is not staticmethod and kind is not classmethod
+                  and kind not in _C_FIELDS and _DICT_WORDS):
+                # An instance whose state is its `__dict__` (an enum member, `enum.property`):
+                # the same dict object (compared below) with the same version tag.
+                holders.append(record)
+                views.append(_words(record.state[0], _DICT_WORDS))
             elif record.state or record.slots or kind is set or kind is dict:
                 others.append(record)
             # else: nothing a write could change (no `__dict__`, no slots): `changed()` is False
@@ -1184,6 +1191,8 @@ class _Probe:
         self.lists = tuple(live for live, _ in lists)
         self.lengths = tuple(len(saved) for _, saved in lists)
         self.items = tuple(_chain(saved for _, saved in lists))
+        self.holders = tuple(record.obj for record in holders)
+        self.holder_dicts = tuple(record.state[0] for record in holders)
         self.others = tuple(others)
         self.saved = self.snapshot()
 
@@ -1197,10 +1206,14 @@ class _Probe:
             return False
         if tuple(map(len, self.lists)) != self.lengths or not all(map(operator.is_, _chain(self.lists), self.items)):
             return False
+        # `object.__getattribute__`: the instance's own dictionary, whatever its class answers.
+        if not all(map(operator.is_, map(object.__getattribute__, self.holders, _DICT_NAMES), self.holder_dicts)):
+            return False
         return not any(record.changed() for record in self.others)
 
 
 _chain = itertools.chain.from_iterable
+_DICT_NAMES = itertools.repeat("__dict__")
 _WORD = ctypes.sizeof(ctypes.c_void_p)
 _FUNCTION_DICT = _FUNCTION_STATE.index("__dict__")
 _FUNCTION_KWDEFAULTS = _FUNCTION_STATE.index("__kwdefaults__")
@@ -1330,16 +1343,13 @@ def _slot(member: Any, obj: Any) -> Any:
 
 
 def _same_items(now: Any, then: dict[Any, Any]) -> bool:
-    """The dict holds exactly the recorded keys, each with the same value object. By identity
-    and exact key type only: looking up a key a run planted would run its `__hash__`."""
-    if type(now) is not dict or len(now) != len(then):
-        return False
-    for key, value in now.items():
-        if type(key) not in _PLAIN_TYPES and not isinstance(key, type):
-            return False
-        if then.get(key, _MISSING) is not value:
-            return False
-    return True
+    """The dict holds exactly the recorded keys, each with the same value object, in the same
+    order. By identity only, at C speed: a lookup of a key a run planted would run its
+    `__hash__`. (A key deleted and put back moves to the end: reported as a change, and put back.)"""
+    return (
+        type(now) is dict and len(now) == len(then)
+        and all(map(operator.is_, now, then)) and all(map(operator.is_, now.values(), then.values()))
+    )
 
 
 class SharedState:

@@ -11,7 +11,9 @@ god-mode test checks it by a fingerprint of the whole shared graph, in its own i
 
 from __future__ import annotations
 
+import enum
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -264,6 +266,14 @@ def _c_function_module(fn: Any, planted: Any) -> None:
     fn.__module__ = planted  # a writable member of a C function
 
 
+def _instance_attribute(member: Any, planted: Any) -> None:
+    object.__setattr__(member, "planted", planted)  # into an enum member's own `__dict__`
+
+
+def _instance_dict_replaced(member: Any, planted: Any) -> None:
+    object.__setattr__(member, "__dict__", {**object.__getattribute__(member, "__dict__"), "x": planted})
+
+
 WRITES = [
     (types.FunctionType, False, _function_defaults), (types.FunctionType, True, _function_keyword_default),
     (types.FunctionType, False, _function_attribute), (types.FunctionType, False, _function_code),
@@ -273,6 +283,7 @@ WRITES = [
     (property, False, _property_named), (property, False, _property_doc),
     (crossing._TUPLEGETTER, False, _accessor_doc), (types.CellType, False, _cell_contents),
     (types.CellType, False, _cell_emptied), (types.BuiltinFunctionType, False, _c_function_module),
+    (re.RegexFlag, False, _instance_attribute), (re.RegexFlag, False, _instance_dict_replaced),
 ]
 
 
@@ -315,6 +326,9 @@ def _state_of(obj: Any) -> list[int]:
         return [id(obj.__func__), id(obj.__dict__)] + [id(v) for kv in obj.__dict__.items() for v in kv]
     if type(obj) is dict:
         return [id(v) for kv in obj.items() for v in kv]
+    if isinstance(obj, enum.Enum):
+        own = object.__getattribute__(obj, "__dict__")
+        return [id(own)] + [id(v) for kv in own.items() for v in kv]
     if type(obj) in crossing._C_FIELDS:
         # Its fields, and its memory (a property's name and where its doc came from are there only).
         words = crossing._words(obj, crossing._C_SPANS[type(obj)]).raw if type(obj) in crossing._C_SPANS else b""
