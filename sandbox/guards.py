@@ -699,6 +699,8 @@ class _ClassFactory:
         for base in bases:
             if not isinstance(base, type):
                 raise TypeError(f"class bases must be classes, got a '{type(base).__name__}'")
+            if not shared_metaclass(base):  # the lookups below would ask its `__eq__`/`__hash__`
+                raise TypeError(f"the metaclass of base '{base.__name__}' is not supported in the sandbox")
             if issubclass(base, type) or SafeType in base.__mro__:
                 raise TypeError("defining metaclasses is not allowed in the sandbox")
             if not shared_metaclass(base):

@@ -237,3 +237,24 @@ async def test_slots_are_read_once_and_the_class_gets_what_was_checked(sb, backe
     assert result.value == [["a"], ["a"]]  # no `__getattr__`/`__deepcopy__` slot descriptors
     refused = await sb.run("class Y:\n    __slots__ = iter(['__getattr__'])\nreturn 1", backend=backend)
     sb.assert_error(refused, "exception", "__slots__ name '__getattr__' is not allowed")
+
+
+def test_the_class_factory_never_asks_a_writable_metaclass() -> None:
+    """A base whose metaclass no run shares exists only after an escape (the real `type` in
+    hand); its `__hash__`/`__eq__` could claim to be a checked replacement or no sealed class,
+    so the factory refuses it before any table lookup. Shared metaclasses (`ABCMeta`, the enum
+    shim's, `typing`'s) build classes as before."""
+    import abc
+
+    from sandbox.guards import RunGuards
+
+    asked: list[str] = []
+    liar = type("Liar", (type,), {"__hash__": lambda c: asked.append("hash") or 0,
+                                  "__eq__": lambda c, o: asked.append("eq") or True})
+    base = liar("B", (), {})
+    factory = RunGuards().class_factory
+    with pytest.raises(TypeError, match="the metaclass of base 'B' is not supported in the sandbox"):
+        factory("C", (base,), {"__module__": "__snippet__", "__qualname__": "C"})
+    assert asked == []
+    made = factory("A", (abc.ABC,), {"__module__": "__snippet__", "__qualname__": "A"})
+    assert type(made) is abc.ABCMeta
