@@ -439,6 +439,42 @@ def _judge_own(value: Any) -> Any:
     return value
 
 
+# -- arguments host code passes to the snippet's own methods ------------------------------------
+def judged_operand(value: Any) -> Any:
+    """`_operand_`: the other operand of a snippet's comparison or reflected operator
+    (`policy.OPERAND_METHODS`). C code picks it: `mappingproxy` hands its own dictionary on
+    (`proxy == x` calls `x.__eq__(d)`, `proxy | x` calls `x.__ror__(d)`), and a shared class's,
+    pattern's or enum's proxy stands before host state. A `dict` arrives as a copy (made in C:
+    no key's hook runs), anything else as the judge decides."""
+    if type(value) is dict:
+        return dict.copy(value)
+    try:
+        return judge(value)
+    except AttributeError:
+        raise TypeError(f"the other operand is not accessible: {LEADS_OUTSIDE}") from None
+
+
+def judged_operands(args: tuple[Any, ...], index: int) -> tuple[Any, ...]:
+    """`_operands_`: `judged_operand` for the operand at `index` of a method's `*args`."""
+    if not 0 <= index < len(args):
+        return args
+    return (*args[:index], judged_operand(args[index]), *args[index + 1:])
+
+
+def no_traceback(traceback: Any) -> None:
+    """`_no_traceback_`: the traceback `with`/`async with` pass to `__exit__`/`__aexit__`
+    (frames stand behind it: `tracebacks never cross`) arrives as None; the exception keeps its
+    type and value."""
+    return None
+
+
+def exit_arguments(args: tuple[Any, ...], index: int) -> tuple[Any, ...]:
+    """`_exit_args_`: `no_traceback` for the traceback at `index` of `__exit__`'s `*args`."""
+    if not 0 <= index < len(args):
+        return args
+    return (*args[:index], None, *args[index + 1:])
+
+
 # -- the table -----------------------------------------------------------------------------------
 REGISTER_REFUSED = (
     "ABC registration is not available in the sandbox (it would change classes shared with the host)"

@@ -30,6 +30,7 @@ from .crossing import (
     _RunSuper,
     _TypeMeta,
     attribute_problem,
+    exit_arguments,
     forbidden,
     guarded_getattr,
     guarded_hasattr,
@@ -38,18 +39,24 @@ from .crossing import (
     is_heap_type,
     is_immutable,
     judge,
+    judged_operand,
+    judged_operands,
     judged_pattern,
     matches_itself,
+    no_traceback,
     plain_name,
     safe_format,
     safe_format_map,
 )
 from .policy import (
+    ARGUMENT_HOOKS,
     ASSIGNABLE_DUNDERS,
     DATA_MODEL_METHODS,
+    EXIT_METHODS,
     FILENAME,
     HOST_METHOD_NAMES,
     INTROSPECTION_DUNDERS,
+    OPERAND_METHODS,
     READABLE_PRIVATE,
     RUNTIME_CHECKED_ATTRIBUTES,
     SUPER_ONLY,
@@ -389,6 +396,8 @@ class RunGuards:
             return None
         private = f'attribute "{name}" is not accessible: names starting with "_" are private'
         if is_dunder(name):
+            if name in _ARGUMENT_JUDGED and isinstance(obj, type):
+                return f'attribute "{name}" can be defined only in the class body in the sandbox'
             if name in ASSIGNABLE_DUNDERS and name not in WRITABLE_DUNDERS:
                 return None if self._data_model_target(obj, name) else private
             if name not in WRITABLE_DUNDERS:
@@ -734,11 +743,24 @@ class _ClassFactory:
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
+        for key in _ARGUMENT_JUDGED.intersection(namespace):
+            _require_judged_arguments(key, namespace[key])
         namespace[_OWNER_KEY] = self._token
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)
         self._owned.add(cls)
         return cls
+
+
+_ARGUMENT_JUDGED = OPERAND_METHODS | EXIT_METHODS
+
+
+def _require_judged_arguments(name: str, value: Any) -> None:
+    """A comparison, reflected operator or `__exit__` of the snippet's own is a `def` of that
+    name, which the policy gave its argument prologue (`policy._judged_arguments`); a lambda or
+    a function defined under another name has none."""
+    if is_snippet_function(value) and not ARGUMENT_HOOKS.intersection(value.__code__.co_names):
+        raise TypeError(f"{name} must be defined with 'def {name}(...)' in the sandbox")
 
 
 def _checked_slots(slots: Any) -> Any:
@@ -897,6 +919,10 @@ def make_globals(builtins: dict[str, Any], guards: RunGuards, **hooks: Any) -> d
         "_write_": guards.write,
         "_match_class_": guards.match_class,
         "_hostattr_": host_attr,
+        "_operand_": judged_operand,
+        "_operands_": judged_operands,
+        "_no_traceback_": no_traceback,
+        "_exit_args_": exit_arguments,
     }
     g.update(hooks)
     return g

@@ -530,9 +530,13 @@ class SnippetPolicy(RestrictingNodeTransformer):
             node = self.node_contents_visit(node)
         finally:
             self._scopes.pop()
+        # After the docstring, which stays the function's `__doc__`.
+        first = 1 if ast.get_docstring(node, clean=False) is not None else 0
+        prologue = _judged_arguments(node)
+        if prologue is not None:
+            node.body.insert(first, _located(prologue, node))
         if self.budget:
-            # After the docstring, which stays the function's `__doc__`.
-            node.body.insert(1 if ast.get_docstring(node, clean=False) is not None else 0, self._tick(node))
+            node.body.insert(first, self._tick(node))
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
@@ -649,6 +653,47 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_MatchOr(self, node: ast.MatchOr) -> ast.AST:
         return self.node_contents_visit(node)
+
+
+#: Methods CPython calls with another object's operand: a comparison and a reflected binary
+#: operator. C code can hand them what a snippet never holds (`mappingproxy.__eq__`/`__or__`
+#: pass the proxy's own dictionary on), so their operand goes through `_operand_` first.
+OPERAND_METHODS = frozenset({
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__radd__", "__rsub__", "__rmul__",
+    "__rmatmul__", "__rtruediv__", "__rfloordiv__", "__rmod__", "__rdivmod__", "__rpow__",
+    "__rlshift__", "__rrshift__", "__rand__", "__rxor__", "__ror__",
+})
+#: Methods the interpreter calls with a traceback (`with`, `async with`): it arrives as None.
+EXIT_METHODS = frozenset({"__exit__", "__aexit__"})
+#: The hooks a function gets for its arguments (`_judged_arguments`); a function whose code
+#: names none of them never had its arguments judged (a lambda, a function named otherwise).
+ARGUMENT_HOOKS = frozenset({"_operand_", "_operands_", "_no_traceback_", "_exit_args_"})
+
+
+def _judged_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.stmt | None:
+    """The prologue of a method in `OPERAND_METHODS` or `EXIT_METHODS`: its operand (or
+    traceback) parameter, or its `*args`, rebound to what a hook makes of it. Any function with
+    such a name gets it, wherever it is defined (a class body, or a function put into a class
+    later), since CPython picks the method by name."""
+    if node.name in OPERAND_METHODS:
+        index, one, many = 1, "_operand_", "_operands_"
+    elif node.name in EXIT_METHODS:
+        index, one, many = 3, "_no_traceback_", "_exit_args_"
+    else:
+        return None
+    positional = [*node.args.posonlyargs, *node.args.args]
+    if len(positional) > index:
+        name = positional[index].arg
+        args: list[ast.expr] = [ast.Name(name, ast.Load())]
+        hook = one
+    elif node.args.vararg is not None:
+        name = node.args.vararg.arg
+        args = [ast.Name(name, ast.Load()), ast.Constant(index - len(positional))]
+        hook = many
+    else:
+        return None
+    call = ast.Call(func=ast.Name(hook, ast.Load()), args=args, keywords=[])
+    return ast.Assign(targets=[ast.Name(name, ast.Store())], value=call)
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)

@@ -198,7 +198,7 @@ def test_a_prelude_runs_per_run_and_only_when_imported() -> None:
 def test_changing_a_prelude_object_changes_nothing_a_later_run_sees(backend="inprocess") -> None:
     async def go() -> list[Any]:
         plant = ("import contextlib, operator, functools, dataclasses\n"
-                 "contextlib.suppress.__exit__ = lambda self, *exc: True\n"
+                 "contextlib.suppress.__enter__ = lambda self: 1 / 0\n"
                  "operator.attrgetter.__call__ = lambda self, obj: 'planted'\n"
                  "functools.update_wrapper.__name__ = 'planted'\n"
                  "return 1")
