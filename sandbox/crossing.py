@@ -40,7 +40,7 @@ from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-from .policy import READABLE_PRIVATE
+from .policy import EXIT_METHODS, OPERAND_METHODS, READABLE_PRIVATE
 from .raised import mark_raised
 
 _MISSING = object()
@@ -473,6 +473,110 @@ def exit_arguments(args: tuple[Any, ...], index: int) -> tuple[Any, ...]:
     if not 0 <= index < len(args):
         return args
     return (*args[:index], None, *args[index + 1:])
+
+
+#: Classes whose comparisons and `|` are C code that only type-checks the other operand (and
+#: compares items, which lands on the snippet's own judged methods): a snippet class may
+#: inherit them as they are.
+_PLAIN_OPERAND_CLASSES = frozenset({
+    object, int, bool, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset,
+})
+
+
+def _linearization(bases: tuple[type, ...]) -> list[type]:
+    """The classes a new class with `bases` would inherit from, in CPython's (C3) order, read
+    before the class exists (its bases' `__init_subclass__` may already compare instances). An
+    inconsistent order ends early; `type.__new__` then raises CPython's own error."""
+    pending = [list(base.__mro__) for base in bases] + [list(bases)]
+    order: list[type] = []
+    while pending := [seq for seq in pending if seq]:
+        for seq in pending:
+            head = seq[0]
+            if not any(head is other for rest in pending for other in rest[1:]):
+                break
+        else:
+            return order
+        order.append(head)
+        for seq in pending:
+            if seq[0] is head:
+                del seq[0]
+    return order
+
+
+def _forwarder(name: str, held: Any, owner: type | None, judged: Callable[..., tuple[Any, ...]],
+               index: int) -> Callable[..., Any]:
+    """A snippet class's `name` in place of `held`: the argument at `index` (after `self`) goes
+    through `judged` first, then `held` runs as CPython would have run it, bound through its
+    descriptor if it has one (a lambda, a `staticmethod`) and called as it is if not (a bound
+    builtin method). `owner`: the host class `held` was inherited from, whose instances alone it
+    runs on, as CPython's descriptor would."""
+    bind = getattr(type(held), "__get__", None)
+
+    def forward(self: Any, *args: Any) -> Any:
+        if owner is not None and not issubclass(type(self), owner):
+            raise TypeError(f"descriptor '{name}' for '{owner.__name__}' objects doesn't apply to a "
+                            f"'{type(self).__name__}' object")
+        method = held if bind is None else bind(held, self, type(self))
+        return method(*judged(args, index))
+
+    forward.__name__ = name
+    if owner is not None:
+        forward.__qualname__ = f"{owner.__name__}.{name}"
+    return forward
+
+
+def _is_forwarder(value: Any) -> bool:
+    return type(value) is types.FunctionType and value.__code__ is _FORWARD_CODE
+
+
+_FORWARD_CODE = _forwarder("__eq__", object.__eq__, object, judged_operands, 0).__code__
+#: The methods whose arguments C code picks (`policy.OPERAND_METHODS`, `EXIT_METHODS`), with the
+#: hook that judges them and where their argument sits after `self`.
+_ARGUMENT_HOOKS: Mapping[str, tuple[Callable[..., tuple[Any, ...]], int]] = types.MappingProxyType({
+    **dict.fromkeys(sorted(OPERAND_METHODS), (judged_operands, 0)),
+    **dict.fromkeys(sorted(EXIT_METHODS), (exit_arguments, 2)),
+})
+
+
+def judging_method(name: str, held: Any, owner: type) -> Callable[..., Any] | None:
+    """What host code that adds `held` to the snippet's class `owner` after it was made
+    (`total_ordering`, `@dataclass`) puts there under `name`: the judging forwarder for a
+    comparison, binary operator or `__exit__` name; None for any other name."""
+    row = _ARGUMENT_HOOKS.get(name)
+    return None if row is None else _forwarder(name, held, owner, *row)
+
+
+def judged_methods(bases: tuple[type, ...], namespace: Any,
+                   has_prologue: Callable[[str, Any], bool]) -> dict[str, Callable[..., Any]]:
+    """The comparisons, binary operators and `__exit__`/`__aexit__` a new snippet class must
+    hold in place of what it would hold: a forwarder that judges the operand (or drops the
+    traceback) before the method runs, for each such method that has no prologue of its own
+    (`has_prologue(name, value)`). C code hands those methods whatever it holds (`mappingproxy`
+    its own dictionary) and picks them by name, so this covers what the class body holds there
+    (a lambda, a bound builtin method such as `stash.append`, a `staticmethod`, an `__eq__` put
+    under `__exit__`) and what the class would inherit from a host class other than the plain
+    builtins (`OrderedDict`'s and `defaultdict`'s `|` call `type(self)(operand)`)."""
+    found: dict[str, Callable[..., Any]] = {}
+    order: list[type] | None = None
+    for name, (judged, index) in _ARGUMENT_HOOKS.items():
+        owner: type | None = None
+        if name in namespace:
+            held = namespace[name]
+            if has_prologue(name, held):
+                continue
+        else:
+            if order is None:
+                order = [] if all(base is object for base in bases) else _linearization(bases)
+            for owner in order:
+                held = type.__getattribute__(owner, "__dict__").get(name, _MISSING)
+                if held is not _MISSING:
+                    break
+            else:
+                continue
+            if owner in _PLAIN_OPERAND_CLASSES or _is_forwarder(held) or has_prologue(name, held):
+                continue
+        found[name] = _forwarder(name, held, owner, judged, index)
+    return found
 
 
 # -- the table -----------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from .crossing import (
     is_heap_type,
     is_immutable,
     judge,
+    judged_methods,
     judged_operand,
     judged_operands,
     judged_pattern,
@@ -49,13 +50,14 @@ from .crossing import (
     safe_format_map,
 )
 from .policy import (
-    ARGUMENT_HOOKS,
     ASSIGNABLE_DUNDERS,
     DATA_MODEL_METHODS,
+    EXIT_HOOKS,
     EXIT_METHODS,
     FILENAME,
     HOST_METHOD_NAMES,
     INTROSPECTION_DUNDERS,
+    OPERAND_HOOKS,
     OPERAND_METHODS,
     READABLE_PRIVATE,
     RUNTIME_CHECKED_ATTRIBUTES,
@@ -396,7 +398,7 @@ class RunGuards:
             return None
         private = f'attribute "{name}" is not accessible: names starting with "_" are private'
         if is_dunder(name):
-            if name in _ARGUMENT_JUDGED and isinstance(obj, type):
+            if name in _ARGUMENT_JUDGED and isinstance(obj, type) and self.owns_class(obj):
                 return f'attribute "{name}" can be defined only in the class body in the sandbox'
             if name in ASSIGNABLE_DUNDERS and name not in WRITABLE_DUNDERS:
                 return None if self._data_model_target(obj, name) else private
@@ -743,8 +745,8 @@ class _ClassFactory:
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
-        for key in _ARGUMENT_JUDGED.intersection(namespace):
-            _require_judged_arguments(key, namespace[key])
+        for key, forwarder in judged_methods(bases, namespace, _has_prologue).items():
+            namespace[key] = forwarder
         namespace[_OWNER_KEY] = self._token
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)
@@ -755,12 +757,17 @@ class _ClassFactory:
 _ARGUMENT_JUDGED = OPERAND_METHODS | EXIT_METHODS
 
 
-def _require_judged_arguments(name: str, value: Any) -> None:
-    """A comparison, reflected operator or `__exit__` of the snippet's own is a `def` of that
-    name, which the policy gave its argument prologue (`policy._judged_arguments`); a lambda or
-    a function defined under another name has none."""
-    if is_snippet_function(value) and not ARGUMENT_HOOKS.intersection(value.__code__.co_names):
-        raise TypeError(f"{name} must be defined with 'def {name}(...)' in the sandbox")
+def _has_prologue(name: str, value: Any) -> bool:
+    """`value`, held under a comparison, binary operator or `__exit__` name, judges its argument
+    itself: None (no method), or a `def` of such a name, which the policy gave its kind's
+    prologue (`policy._judged_arguments`). Anything else gets a forwarder
+    (`crossing.judged_methods`), a `classmethod` of such a `def` too: host code that calls
+    `type(x).__lt__(x, other)` (`total_ordering`'s) would put the operand where its prologue
+    does not look."""
+    if value is None:
+        return True
+    hooks = OPERAND_HOOKS if name in OPERAND_METHODS else EXIT_HOOKS
+    return is_snippet_function(value) and bool(hooks.intersection(value.__code__.co_names))
 
 
 def _checked_slots(slots: Any) -> Any:

@@ -655,19 +655,28 @@ class SnippetPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
 
-#: Methods CPython calls with another object's operand: a comparison and a reflected binary
-#: operator. C code can hand them what a snippet never holds (`mappingproxy.__eq__`/`__or__`
-#: pass the proxy's own dictionary on), so their operand goes through `_operand_` first.
+#: The binary operators, by the stem of their data-model methods.
+_BINARY_OPERATORS = (
+    "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift",
+    "and", "xor", "or",
+)
+#: Methods CPython calls with another object's operand: every comparison and every binary
+#: operator, forward, reflected and in place. C code can hand them what a snippet never holds
+#: (`mappingproxy.__eq__`/`__or__` pass the proxy's own dictionary on, to the other operand's
+#: `__eq__`/`__ror__`, and to its `__or__` when `x | proxy` first returned NotImplemented), so
+#: their operand goes through `_operand_` first. All of them, not the ones a known C type uses:
+#: a C type that unwraps another operator is then no new route.
 OPERAND_METHODS = frozenset({
-    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__radd__", "__rsub__", "__rmul__",
-    "__rmatmul__", "__rtruediv__", "__rfloordiv__", "__rmod__", "__rdivmod__", "__rpow__",
-    "__rlshift__", "__rrshift__", "__rand__", "__rxor__", "__ror__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    *(f"__{prefix}{stem}__" for stem in _BINARY_OPERATORS for prefix in ("", "r", "i") if prefix + stem != "idivmod"),
 })
 #: Methods the interpreter calls with a traceback (`with`, `async with`): it arrives as None.
 EXIT_METHODS = frozenset({"__exit__", "__aexit__"})
-#: The hooks a function gets for its arguments (`_judged_arguments`); a function whose code
-#: names none of them never had its arguments judged (a lambda, a function named otherwise).
-ARGUMENT_HOOKS = frozenset({"_operand_", "_operands_", "_no_traceback_", "_exit_args_"})
+#: The hooks a function gets for its arguments (`_judged_arguments`), by the kind of method: a
+#: function whose code names none of its kind's never had that argument judged (a lambda, a
+#: function named otherwise, an `__eq__` that judges its operand but not a traceback).
+OPERAND_HOOKS = frozenset({"_operand_", "_operands_"})
+EXIT_HOOKS = frozenset({"_no_traceback_", "_exit_args_"})
 
 
 def _judged_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.stmt | None:

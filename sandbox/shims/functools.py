@@ -18,6 +18,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..crossing import judging_method
 from ..guards import CHECKED_REPLACEMENTS, RunGuards, attribute_problem, plain_name
 from ..kernels import RunKernels
 from ..policy import is_dunder
@@ -137,12 +138,15 @@ def is_generated_method(value: Any, name: str) -> bool:
 
 
 def _guard_generated(before: Mapping[str, Any], cls: Any) -> Any:
-    """Wrap every function the decorator put on `cls` (those not in the class body `before`)."""
+    """Wrap every function the decorator put on `cls` (those not in the class body `before`):
+    behind a receiver check, and a comparison's operand judged first, as the class factory does
+    for the class body (`total_ordering`'s `__gt__` calls `type(self).__lt__(self, other)`
+    with what C code handed it)."""
     if not isinstance(cls, type):
         return cls
     for name, value in list(type.__getattribute__(cls, "__dict__").items()):
         if isinstance(value, types.FunctionType) and before.get(name) is not value:
-            type.__setattr__(cls, name, _own_receiver(cls, name, value))
+            type.__setattr__(cls, name, judging_method(name, value, cls) or _own_receiver(cls, name, value))
     return cls
 
 

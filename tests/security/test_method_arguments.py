@@ -73,6 +73,53 @@ class P:
     x: int = 0
 return len(dataclasses.fields(P)[0].metadata)
 """, 0),
+    # `proxy | x` after `x | proxy` returned NotImplemented: the proxy or-s its dictionary
+    # with x, so x's own `__or__` (not a reflected one) receives it.
+    "groupindex-left-or": ("""
+import re
+got = []
+class Grab:
+    def __or__(self, other):
+        got.append(other)
+        return NotImplemented
+try:
+    Grab() | re.compile("(?P<first>x)(?P<second>y)").groupindex
+except TypeError:
+    pass
+for seen in got:
+    if type(seen) is dict:
+        seen["first"] = 2
+return re.compile("(?P<first>x)(?P<second>y)").match("xy").group("first")
+""", "x"),
+    # Host methods a snippet class inherits pass the operand on: `OrderedDict`'s and
+    # `defaultdict`'s `|` (C) build `type(self)(operand)`, so the snippet's `__init__` would
+    # receive the proxy's dictionary.
+    "ordereddict-subclass-init": ("""
+import collections, re
+got = []
+class Grab(collections.OrderedDict):
+    def __init__(self, *args):
+        got.extend(args)
+        super().__init__()
+re.compile("(?P<first>x)(?P<second>y)").groupindex | Grab()
+for seen in got:
+    if type(seen) is dict:
+        seen["first"] = 2
+return re.compile("(?P<first>x)(?P<second>y)").match("xy").group("first")
+""", "x"),
+    "defaultdict-subclass-init": ("""
+import collections, textwrap
+got = []
+class Grab(collections.defaultdict):
+    def __init__(self, *args):
+        got.extend(args)
+        super().__init__(*args)
+textwrap.TextWrapper.unicode_whitespace_trans | Grab(int)
+for seen in got:
+    if type(seen) is dict:
+        seen[ord('a')] = ord('Z')
+return textwrap.fill('banana split', 20)
+""", "banana split"),
 }
 
 
@@ -145,14 +192,8 @@ async def test_exit_methods_get_the_exception_but_no_traceback(sb, backend: str)
     ], backend=backend)
 
 
-#: Ways to put a comparison or `__exit__` into a class without the prologue: refused.
+#: Ways to put a comparison or `__exit__` on a class after it was made: refused.
 UNJUDGED = {
-    "lambda-in-body": ("class C:\n    __eq__ = lambda s, o: True\nreturn C() == 1",
-                       "TypeError: __eq__ must be defined with 'def __eq__(...)' in the sandbox"),
-    "other-name-in-body": ("def same(s, o):\n    return True\nclass C:\n    __lt__ = same\nreturn C() < 1",
-                           "TypeError: __lt__ must be defined with 'def __lt__(...)' in the sandbox"),
-    "type-namespace": ("C = type('C', (), {'__ror__': lambda s, o: o})\nreturn 1",
-                       "__ror__ must be defined with 'def __ror__(...)' in the sandbox"),
     "assigned-later": ("class C:\n    pass\ndef f(s, o):\n    return o\nC.__eq__ = f\nreturn 1",
                        'attribute "__eq__" can be defined only in the class body in the sandbox'),
     "setattr": ("class C:\n    pass\nsetattr(C, '__exit__', lambda *a: True)\nreturn 1",
@@ -165,6 +206,71 @@ UNJUDGED = {
 async def test_a_comparison_without_the_prologue_is_refused(sb, backend: str, code: str, fragment: str) -> None:
     result = await sb.run(code, backend=backend)
     sb.assert_error(result, "exception", fragment)
+
+
+#: What a class body can hold under a comparison or operator name besides a `def` of that
+#: name, which has no prologue of its own: each gets the class factory's judging forwarder
+#: (`crossing.judged_methods`). Each snippet grabs what CPython passes from a pattern's
+#: `groupindex` proxy, writes into it, and returns what the host's pattern answers afterwards.
+_WRITE_AND_READ = """
+for seen in got:
+    if type(seen) is dict:
+        seen["first"] = 2
+return [sorted(type(seen).__name__ for seen in got),
+        re.compile("(?P<first>x)(?P<second>y)").match("xy").group("first")]
+"""
+FORWARDED = {
+    "lambda": ("class G(dict):\n    __ror__ = lambda self, other: got.append(other)\n"
+               "proxy | G()", ["dict"]),
+    "function-of-another-name": ("def grab(self, other):\n    got.append(other)\n    return False\n"
+                                 "class G:\n    __eq__ = grab\nproxy == G()", ["dict"]),
+    "bound-builtin-method": ("class G(dict):\n    __ror__ = got.append\nproxy | G()", ["dict"]),
+    "method-descriptor": ("class G(list):\n    __eq__ = list.append\ng = G()\nproxy == g\n"
+                          "got.extend(g)", ["dict"]),
+    "callable-instance": ("class Sink:\n    def __call__(self, other):\n        got.append(other)\n"
+                          "        return False\nclass G:\n    __gt__ = Sink()\nproxy < G()", ["dict"]),
+    # A staticmethod gets the operand first, where the prologue of a def does not look.
+    "staticmethod": ("class G(dict):\n    @staticmethod\n    def __ror__(other):\n"
+                     "        got.append(other)\nproxy | G()", ["dict"]),
+    # `total_ordering`'s `__gt__` calls `type(self).__lt__(self, other)`: a classmethod's
+    # prologue would judge `self` there, and the operand would come third.
+    "classmethod-under-total-ordering": (
+        "import functools\n@functools.total_ordering\nclass G:\n    @classmethod\n"
+        "    def __lt__(cls, a, b=None):\n        got.extend([a, b])\n        return False\n"
+        "    def __eq__(self, other):\n        return False\nproxy < G()", ["NoneType", "dict"]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("body", "kinds"), FORWARDED.values(), ids=FORWARDED.keys())
+async def test_what_a_class_holds_under_an_operator_name_gets_the_operand_judged(
+        sb, backend: str, body: str, kinds: list[str]) -> None:
+    code = ("import re\ngot = []\nproxy = re.compile('(?P<first>x)(?P<second>y)').groupindex\n"
+            + body + _WRITE_AND_READ)
+    await sb.assert_harmless(code, [kinds, "x"], backend=backend)
+    assert re.compile("(?P<first>x)(?P<second>y)").match("xy").group("first") == "x"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_exit_method_of_another_kind_gets_no_traceback(sb, backend: str) -> None:
+    """A comparison's prologue judges its operand, not the traceback `__exit__` gets fourth."""
+    code = """
+got = []
+class B:
+    def __eq__(self, o, v=None, tb=None):
+        got.append(tb)
+        return True
+A = type('A', (), {'__enter__': lambda self: self, '__exit__': B.__eq__})
+class Star:
+    __enter__ = lambda self: self
+    __exit__ = lambda self, *exc: got.append(exc[2]) or True
+with A():
+    1 / 0
+with Star():
+    [][1]
+return got
+"""
+    await sb.assert_harmless(code, [None, None], backend=backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -193,3 +299,36 @@ return [V(1) == V(1), V(1) != V(2), V(3) > V(2), V(2) >= V(2), [v.x for v in vs]
         d == Seen(), d, len({V(1), V(1)})]
 """
     await sb.assert_harmless(code, [True, True, True, True, [1, 2, 3], 6, True, {"k": 1}, 1], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_operators_a_snippet_class_inherits_from_the_host_work_as_in_python(sb, backend: str) -> None:
+    """The forwarders the class factory gives a subclass of a host class
+    (`crossing.operand_forwarders`) change nothing a snippet can see but the operand's origin:
+    they run the host method on its own instances only, as CPython's descriptor would."""
+    code = """
+import collections, enum
+class O(collections.OrderedDict):
+    pass
+class D(collections.defaultdict):
+    pass
+class Perm(enum.Flag):
+    R = 1
+    W = 2
+d = {"z": 1}
+both = O(b=2) | {"c": 3}
+left = {"z": 1} | O(b=2)
+refused = ""
+try:
+    O.__ror__(Perm.R, {})
+except TypeError as e:
+    refused = str(e)
+return [type(both).__name__, list(both.items()), type(left).__name__, list(left.items()),
+        O(a=1) == {"a": 1}, O(a=1) != O(a=2), type(d | D(int)).__name__, (Perm.R | Perm.W).value,
+        refused, d]
+"""
+    await sb.assert_harmless(code, [
+        "O", [["b", 2], ["c", 3]], "O", [["z", 1], ["b", 2]], True, True, "D", 3,
+        "descriptor '__ror__' for 'OrderedDict' objects doesn't apply to a 'Perm' object", {"z": 1},
+    ], backend=backend)
+
