@@ -307,9 +307,9 @@ def register_host_methods(classes: Iterable[type]) -> None:
 
 
 def host_methods() -> dict[str, list[Any]]:
-    """Public name -> the registered functions and properties that classes a snippet reaches
-    and that are not the sandbox's own hold under that name (for the policy's routed names and
-    their test)."""
+    """Readable name (public, or `policy.READABLE_PRIVATE`: a namedtuple's `_replace`) -> the
+    registered functions and properties that classes a snippet reaches and that are not the
+    sandbox's own hold under that name (for the policy's routed names and their test)."""
     found: dict[str, list[Any]] = {}
     for value, owners in list(_OWN_METHODS.values()):
         if type(value) is property:
@@ -322,7 +322,7 @@ def host_methods() -> dict[str, list[Any]]:
             continue
         for cls in owners:
             for name, held in type.__getattribute__(cls, "__dict__").items():
-                if held is value and not name.startswith("_"):
+                if held is value and (not name.startswith("_") or name in READABLE_PRIVATE):
                     found.setdefault(name, []).append(value)
     return found
 

@@ -64,8 +64,9 @@ RUNTIME_CHECKED_ATTRIBUTES = frozenset(
 #: forwarded (`typing.Type.x` fails on the real `type`; a bound method's on its raw function).
 VALUE_JUDGED_ATTRIBUTES = frozenset({"obj"})
 
-#: Public names under which a host class a snippet reaches (`collections.Counter`, the
-#: `collections.abc` mixins, `fractions.Fraction`, ...) defines a Python method or property. Read
+#: Readable names (public ones, and a namedtuple's `_asdict`/`_replace` from `READABLE_PRIVATE`)
+#: under which a host class a snippet reaches (`collections.Counter`, the `collections.abc`
+#: mixins, `fractions.Fraction`, `urllib.parse.SplitResult`...) defines a Python method or property. Read
 #: off the class, that is the raw host function, whose code runs with host rights on whatever it
 #: is given as `self` (`Counter.copy(cls)` runs `cls.__class__(cls)`: the real `type`). These
 #: reads go through `_hostattr_`, which hands such a function out behind a receiver check
@@ -73,7 +74,7 @@ VALUE_JUDGED_ATTRIBUTES = frozenset({"obj"})
 #: `tests/security/test_unbound_methods.py` against every class the shims expose, so a new shim
 #: cannot add an unrouted one; `RECEIVER_AGNOSTIC` lists the methods left native instead.
 HOST_METHOD_NAMES = frozenset({
-    'aclose', 'as_integer_ratio', 'callback', 'cdf', 'compare', 'conjugate', 'copy', 'copy_with',
+    '_asdict', '_replace', 'aclose', 'as_integer_ratio', 'callback', 'cdf', 'compare', 'conjugate', 'copy', 'copy_with',
     'deleter', 'denominator', 'done', 'elements', 'enter_async_context', 'enter_context',
     'fieldnames', 'fill', 'find_longest_match', 'firstweekday', 'formatday', 'formatmonth', 'formatmonthname',
     'formatweek', 'formatweekday', 'formatweekheader', 'formatyear', 'formatyearpage',

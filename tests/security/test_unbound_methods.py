@@ -225,6 +225,11 @@ HOST_FOREIGN_SELF = [
                  "doesn't apply to a 'H' object", id="property-stored-in-a-class"),
     pytest.param("f = collections.Counter.most_common\nclass H:\n    m = f\nH().m()", "'most_common' for 'Counter'",
                  id="method-stored-in-a-class"),
+    # A namedtuple's `_asdict`/`_replace` are readable private names, routed as public ones are.
+    pytest.param("import urllib.parse\nurllib.parse.SplitResult._asdict(fake)",
+                 "'_asdict' for 'SplitResult' objects doesn't apply to a 'Fake' object", id="namedtuple-asdict"),
+    pytest.param("import urllib.parse\nurllib.parse.SplitResult._replace(fake)",
+                 "'_replace' for 'SplitResult' objects doesn't apply to a 'Fake' object", id="namedtuple-replace"),
 ]
 
 
