@@ -6,7 +6,9 @@ ticks, the worker's repeating timer), and the worker backend kills the process a
 
 Why a run stopped is host state, never the exception's: the host writes the kind and the text
 into the run's `Verdict` when it raises the stop, and reads the verdict, not the exception, when
-it describes the run. A snippet that catches a stop holds an object that says nothing the host
+it describes the run. Each limit holds the verdict of its own run (the run's output, budget,
+scheduler and timers are made with it), never an ambient one: a run's `print` kept alive past
+its run (in a host cache, or by a concurrent in-process run) can stop nothing but its own. A snippet that catches a stop holds an object that says nothing the host
 believes: changing it (even with the real `object.__setattr__`), re-raising it in a later run of a
 session, or raising an instance of a subclass makes at most an `exception` of the snippet's own.
 """
@@ -14,7 +16,6 @@ session, or raising an instance of a subclass makes at most an `exception` of th
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar, Token
 
 import anyio
 from anyio.abc import TaskGroup
@@ -40,10 +41,8 @@ class RunStopped(BaseException):
 class Verdict:
     """The host's account of why it stopped one run: the first stop raised for it, whatever the
     snippet did afterwards (caught it, re-raised it, raised something else, returned a value).
-
-    A run installs its verdict (`install`) around everything its snippet code runs in, so the
-    limits that fire there (`stop()`: output, budget, sleep, call and task caps) record into it;
-    host code that stops a run outside that window calls `self.stop` directly."""
+    Every limit of the run (output, budget, sleep, call and task caps, the worker's timers)
+    records into it through `stop`."""
 
     __slots__ = ("error",)
 
@@ -55,29 +54,16 @@ class Verdict:
             self.error = RunError(kind, message)
         return _new_stop(message)
 
-    def install(self) -> Token[Verdict | None]:
-        return _CURRENT.set(self)
-
-    @staticmethod
-    def uninstall(token: Token[Verdict | None]) -> None:
-        _CURRENT.reset(token)
-
-
-#: The verdict of the run whose snippet code is running in this context, if any.
-_CURRENT: ContextVar[Verdict | None] = ContextVar("sandbox_verdict", default=None)
 
 
 def _new_stop(message: str) -> RunStopped:
     return RunStopped.__new__(RunStopped, message)
 
 
-def stop(kind: ErrorKind, message: str) -> RunStopped:
-    """A `RunStopped` for the host's own use, recorded in the verdict of the run whose code is
-    running (outside any run it is recorded nowhere: `Budget.seal`'s after-run stop)."""
-    verdict = _CURRENT.get()
-    if verdict is not None:
-        return verdict.stop(kind, message)
-    return _new_stop(message)
+def after_run_stop() -> RunStopped:
+    """The `RunStopped` that ends snippet code still running after its run is over (a
+    generator's `finally` when it is freed): recorded in no verdict."""
+    return _new_stop("the run is over")
 
 
 class RunController:

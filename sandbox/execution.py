@@ -16,7 +16,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from .aio import ASYNCIO_SHIM
-from .control import RunStopped, Verdict, stop
+from .control import RunStopped, Verdict, after_run_stop
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import NotJSONError, dumps, to_json_value
 from .limits import Limits, memory_message, wall_time_message
@@ -70,11 +70,13 @@ class LastValue:
 
 class Budget:
     """The in-process backend's cooperative limits: operations and wall time, checked by the
-    `_tick_()` calls that budget mode compiles into every loop and function."""
+    `_tick_()` calls that budget mode compiles into every loop and function, for the run of
+    `verdict`."""
 
-    __slots__ = ("remaining", "deadline", "countdown", "limit", "wall", "expired")
+    __slots__ = ("remaining", "deadline", "countdown", "limit", "wall", "expired", "verdict")
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, verdict: Verdict) -> None:
+        self.verdict = verdict
         self.limit = limits.max_operations
         self.remaining = limits.max_operations
         self.wall = limits.wall_time
@@ -92,13 +94,13 @@ class Budget:
         if self.expired is None:
             self.remaining -= used
             if self.remaining <= 0:
-                self.expired = stop(
+                self.expired = self.verdict.stop(
                     "timeout",
                     f"the snippet used more than {self.limit} operations (loop iterations and calls); "
                     "do less work per run",
                 )
             elif time.monotonic() > self.deadline:
-                self.expired = stop("timeout", wall_time_message(self.wall))
+                self.expired = self.verdict.stop("timeout", wall_time_message(self.wall))
             else:
                 self.countdown = TICK_CHECK_EVERY
                 return
@@ -111,13 +113,13 @@ class Budget:
         """The run is over: any snippet code that still runs (a generator's `finally` when it is
         freed, an `except` block reached late) stops at its first tick. In-process that code
         would otherwise run in the host's own context, after the run's state was cleaned up."""
-        self.expired = stop("cancelled", "the run is over")
+        self.expired = after_run_stop()
         self.countdown = 1
 
     def expire_wall(self) -> RunStopped:
         """The run is past its deadline (`time.sleep` found out): every later tick raises too."""
         if self.expired is None:
-            self.expired = stop("timeout", wall_time_message(self.wall))
+            self.expired = self.verdict.stop("timeout", wall_time_message(self.wall))
         self.countdown = 1
         return self.expired
 
@@ -156,7 +158,7 @@ class _RunContext:
     """`Execution.run_context()`: a plain context manager (a generator-based one would set
     attributes on the `RunStopped` passing through, which refuses them)."""
 
-    __slots__ = ("execution", "saved", "was", "token", "stdout")
+    __slots__ = ("execution", "saved", "was", "stdout")
 
     def __init__(self, execution: Execution) -> None:
         self.execution = execution
@@ -167,13 +169,11 @@ class _RunContext:
         flags = self.execution.shim_state
         self.was = flags.get("in_run", False)
         flags["in_run"] = True
-        self.token = self.execution.verdict.install()
         self.stdout = sys.stdout
         sys.stdout = self.execution.log_stream  # type: ignore[assignment]
 
     def __exit__(self, *exc: object) -> bool:
         sys.stdout = self.stdout
-        self.execution.verdict.uninstall(self.token)
         self.execution.shim_state["in_run"] = self.was
         # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
         self.execution.decimal_context = decimal.getcontext()
@@ -215,10 +215,10 @@ class Execution:
         self.state = state
         self.limits = limits
         self.label = namespace
-        self.output = Output(limits.max_output)
+        self.output = Output(limits.max_output, self.verdict)
         self.log_stream = _LogStream(self.output)
-        self.scheduler = Scheduler(limits.max_calls, report=self.output.print)
-        self.budget = Budget(limits) if budget else None
+        self.scheduler = Scheduler(limits.max_calls, self.verdict, report=self.output.print)
+        self.budget = Budget(limits, self.verdict) if budget else None
         self.pending_calls: list[PendingCall] = []
         self.decimal_context = decimal.Context()
         if compiled is None:
@@ -234,7 +234,7 @@ class Execution:
         self.shim_state = shims.context.state
         shims.begin_run(limits.wall_time, self.output.print,
                         deadline=budget_.deadline if budget_ is not None else None,
-                        expire=budget_.expire_wall if budget_ is not None else None)
+                        expire=budget_.expire_wall if budget_ is not None else self._expire_wall)
         ns = make_namespace(namespace, list(binding_names), self._issue, docs)
         builtins = build_builtins(
             guards,
@@ -253,6 +253,11 @@ class Execution:
             self.globals = make_globals(builtins, guards, **hooks)
         else:
             self.globals = state.enter(self, builtins, hooks)
+
+    def _expire_wall(self) -> RunStopped:
+        """`time.sleep` found the run past its deadline (a worker's own timer usually ends it
+        first)."""
+        return self.verdict.stop("timeout", wall_time_message(self.limits.wall_time))
 
     def _issue(self, request: CallRequest) -> PendingCall:
         if self.state is not None and self.state.current is not self:
@@ -275,7 +280,9 @@ class Execution:
         return _RunContext(self)
 
     def seal(self) -> None:
-        """End the run for good (in-process): later snippet code stops at its first tick."""
+        """End the run for good (in-process): later snippet code stops at its first tick, and
+        its `print` writes nothing."""
+        self.output.open = False
         if self.budget is not None:
             self.budget.seal()
 

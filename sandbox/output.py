@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .control import stop
+from .control import Verdict
 from .jsonvalue import escape_surrogates
 
 FLOOD_FACTOR = 4
@@ -66,12 +66,16 @@ def render_logs(printed: Sequence[str], dropped: int, unawaited: Sequence[tuple[
 
 
 class Output:
-    """The run's log buffer; `print` is bound to it."""
+    """The run's log buffer; `print` is bound to it. A flood stops the run of `verdict`."""
 
-    __slots__ = ("limit", "parts", "used", "dropped", "sink")
+    __slots__ = ("limit", "parts", "used", "dropped", "sink", "verdict", "open")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, verdict: Verdict) -> None:
         self.limit = limit
+        self.verdict = verdict
+        #: False once the run is over: a `print` kept past its run writes nothing and stops
+        #: nothing (the host, or another run, may be the one calling it).
+        self.open = True
         self.parts: list[str] = []
         self.used = 0
         self.dropped = 0
@@ -79,6 +83,8 @@ class Output:
         self.sink: Callable[[str], None] | None = None
 
     def write(self, text: str) -> None:
+        if not self.open:
+            return
         text = escape_surrogates(text)
         size = _byte_len(text)
         room = self.limit - self.used
@@ -97,7 +103,7 @@ class Output:
                 self.sink(kept)
         self.dropped += size
         if is_flooding(self.limit, self.dropped):
-            raise stop("output-limit", flood_message(self.limit))
+            raise self.verdict.stop("output-limit", flood_message(self.limit))
 
     def print(self, *args: object, sep: str | None = " ", end: str | None = "\n",
               file: object = None, flush: bool = False, **unknown: object) -> None:

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from .control import RunStopped, stop
+from .control import RunStopped, Verdict
 from .guards import CheckedMethods
 
 
@@ -296,8 +296,10 @@ class Scheduler:
     `close()` before reading the result.
     """
 
-    def __init__(self, max_calls: int, report: Callable[[str], None] | None = None) -> None:
+    def __init__(self, max_calls: int, verdict: Verdict, report: Callable[[str], None] | None = None) -> None:
         self.max_calls = max_calls
+        #: The run whose call and task caps this scheduler enforces.
+        self.verdict = verdict
         #: Where a failing `call_soon` callback is reported (the run's log), as CPython's loop
         #: logs it; the program goes on.
         self.report = report
@@ -394,7 +396,7 @@ class Scheduler:
         if self.live >= MAX_TASKS:
             # Raised in the snippet's frame, which may catch it: the scheduler raises it again
             # as soon as that task yields.
-            self.stopping = stop("exception", task_limit_message(MAX_TASKS))
+            self.stopping = self.verdict.stop("exception", task_limit_message(MAX_TASKS))
             raise self.stopping
         task = _Task(self, coro)
         self.live += 1
@@ -491,7 +493,7 @@ class Scheduler:
                 # The call that trips the limit joins the outbox: a worker shows it to the host,
                 # which counts calls itself and refuses it (no call of that batch runs).
                 self.outbox.append((self.calls_issued + 1, request))
-                raise stop("call-limit", call_limit_message(self.max_calls))
+                raise self.verdict.stop("call-limit", call_limit_message(self.max_calls))
             self.calls_issued += 1
             self.waiting[self.calls_issued] = (task, request)
             task.blocked = request

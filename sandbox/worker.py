@@ -504,7 +504,6 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
     # The host's account of this run: the timers below and every limit inside the run record
     # into it; what a caught `RunStopped` says is never read.
     verdict = Verdict()
-    token = verdict.install()
 
     def on_alarm(signum: int, frame: Any) -> None:
         raise verdict.stop("timeout", wall_time_message(limits.wall_time))
@@ -553,8 +552,6 @@ def _run_into(message: dict[str, Any], channel: BlockingChannel, baseline: int,
         signal.setitimer(signal.ITIMER_REAL, 0)
         error = RunError("crashed", f"the worker failed: {type(exc).__name__}")
         return execution.failure(error) if execution else RunResult(error=error)
-    finally:
-        verdict.uninstall(token)
     if result.error is not None and result.error.kind == "call-limit" and execution is not None:
         # The host believes no call-limit it did not count: show it the calls.
         _send_calls(channel, execution.scheduler.take_outbox())

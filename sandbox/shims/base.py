@@ -62,8 +62,9 @@ class ModuleShim(ReadOnly):
 @dataclass
 class ShimContext:
     """What a per-run shim may use: the run's guards, asyncio table, wall-time limit, deadline
-    (a `time.monotonic()` value), how to end the run past it (in-process: every later
-    cooperative check raises too, so a caught stop does not let the run go on) and log."""
+    (a `time.monotonic()` value), how to end the run past it (the stop recorded in the run's
+    own verdict; in-process every later cooperative check raises too, so a caught stop does not
+    let the run go on; None outside a run) and log."""
 
     guards: RunGuards
     asyncio_attrs: Mapping[str, Any]

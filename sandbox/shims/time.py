@@ -9,8 +9,7 @@ import math
 import time
 from typing import Any
 
-from ..control import stop
-from ..limits import wall_time_message
+from ..control import after_run_stop
 from .base import ShimContext, pick, plain_str
 
 NAME = "time"
@@ -46,7 +45,7 @@ def build(ctx: ShimContext) -> dict[str, Any]:
         # Past the run's deadline (however many sleeps came before): sleep out what is left,
         # then end the run as a timeout (a worker's own timer usually does so first).
         time.sleep(max(0.0, left))
-        raise ctx.expire() if ctx.expire is not None else stop("timeout", wall_time_message(ctx.wall_time))
+        raise ctx.expire() if ctx.expire is not None else after_run_stop()
 
     return {**_static(), "sleep": sleep}
 

@@ -534,6 +534,34 @@ async def test_a_stop_kept_in_a_session_does_not_outlive_its_run(backend: str) -
         assert second.error.message.startswith("NameError: name 'caught' is not defined")
 
 
+async def test_a_print_kept_past_its_run_stops_no_other_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each limit records into its own run's verdict, never into whichever run is current: a
+    review kept one run's `print` alive in a host cache (as a key's `__hash__`), flooded it from
+    the next run, and that run ended as `output-limit` although it printed nothing. Here a
+    test-only builtin keeps the object past its run, as that cache did."""
+    import sandbox.execution as execution
+
+    kept: list[Any] = []
+    build = execution.build_builtins
+
+    def keeping(*args: Any, extra: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        return build(*args, extra={**(extra or {}), "keep": kept.append, "kept": lambda: kept[0]}, **kwargs)
+
+    monkeypatch.setattr(execution, "build_builtins", keeping)
+    limits = Limits(wall_time=5, cpu_time=5, max_output=KIB)
+    first = await sandbox.run("keep(print)\nprint('first')\nreturn 1", backend="inprocess", limits=limits)
+    assert first.ok and first.logs == ["first"], first
+    flood = "stale = kept()\nfor _ in range(100):\n    stale('y' * 1000)\nprint('second')\nreturn 2"
+    second = await sandbox.run(flood, backend="inprocess", limits=limits)
+    assert second.ok and second.value == 2 and second.logs == ["second"], second
+    kept[0]("x" * 100_000)  # host code calling it: no stop, nothing written
+    async with sandbox.open_session("inprocess") as session:
+        assert (await session.run("state = 1\nreturn state", limits=limits)).value == 1
+        assert (await sandbox.run(flood, backend="inprocess", limits=limits)).ok
+        after = await session.run("return state", limits=limits)
+        assert after.ok and after.value == 1 and after.reset is None, after
+
+
 # -- live output frames: a view, never believed, bounded by the host -------------------------------
 
 
