@@ -49,7 +49,21 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _convert(value: Any, path: str, depth: int, active: set[int]) -> Any:
+#: Where a part sits: the root's name, or a (where its container sits, key or index) link,
+#: written out only for an error. Text built for every item costs the length of its path each
+#: time (a 200,000-item list under a 200,000-character key took seconds of host CPU).
+_Where = Any
+
+
+def _path(where: _Where) -> str:
+    steps: list[str] = []
+    while type(where) is tuple:
+        where, step = where
+        steps.append(f"[{step}]" if type(step) is int else f"[{json.dumps(step)}]")
+    return where + "".join(reversed(steps))
+
+
+def _convert(value: Any, where: _Where, depth: int, active: set[int]) -> Any:
     t = type(value)
     if t is str:
         return escape_surrogates(value)
@@ -57,49 +71,49 @@ def _convert(value: Any, path: str, depth: int, active: set[int]) -> Any:
         return value
     if t is int:
         if value.bit_length() > MAX_INT_BITS:
-            raise NotJSONError(path, "integer has more than 4000 digits; return it as a string")
+            raise NotJSONError(_path(where), "integer has more than 4000 digits; return it as a string")
         return value
     if t is float:
         if math.isnan(value) or math.isinf(value):
-            raise NotJSONError(path, f"{value} is not JSON (NaN and infinity have no JSON form)")
+            raise NotJSONError(_path(where), f"{value} is not JSON (NaN and infinity have no JSON form)")
         return value
     if depth >= MAX_DEPTH:
-        raise NotJSONError(path, f"value is nested deeper than {MAX_DEPTH} levels")
+        raise NotJSONError(_path(where), f"value is nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
         key = id(value)
         if key in active:
-            raise NotJSONError(path, "value contains a cycle (it refers to itself)")
+            raise NotJSONError(_path(where), "value contains a cycle (it refers to itself)")
         active.add(key)
         out = {}
         for k, v in dict.items(value):
             if type(k) is not str:
                 raise NotJSONError(
-                    path, f"dict key of type {_type_name(k)} is not JSON (keys must be str)"
+                    _path(where), f"dict key of type {_type_name(k)} is not JSON (keys must be str)"
                 )
-            out[escape_surrogates(k)] = _convert(v, f"{path}[{json.dumps(k)}]", depth + 1, active)
+            out[escape_surrogates(k)] = _convert(v, (where, k), depth + 1, active)
         active.discard(key)
         return out
     if isinstance(value, (list, tuple)):
         key = id(value)
         if key in active:
-            raise NotJSONError(path, "value contains a cycle (it refers to itself)")
+            raise NotJSONError(_path(where), "value contains a cycle (it refers to itself)")
         active.add(key)
         items = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
-        out_list = [_convert(v, f"{path}[{i}]", depth + 1, active) for i, v in enumerate(items)]
+        out_list = [_convert(v, (where, i), depth + 1, active) for i, v in enumerate(items)]
         active.discard(key)
         return out_list
     if isinstance(value, str):
         return escape_surrogates(str.__str__(value))
     if isinstance(value, (set, frozenset)):
-        raise NotJSONError(path, f"{_type_name(value)} is not JSON; convert it with sorted(...)")
+        raise NotJSONError(_path(where), f"{_type_name(value)} is not JSON; convert it with sorted(...)")
     if isinstance(value, (bytes, bytearray)):
-        raise NotJSONError(path, f"{_type_name(value)} is not JSON; decode it to str first")
+        raise NotJSONError(_path(where), f"{_type_name(value)} is not JSON; decode it to str first")
     if isinstance(value, bool) or isinstance(value, (int, float)):
-        raise NotJSONError(path, f"{_type_name(value)} is not JSON; convert it with int() or float()")
+        raise NotJSONError(_path(where), f"{_type_name(value)} is not JSON; convert it with int() or float()")
     if callable(value):
-        raise NotJSONError(path, f"{_type_name(value)} is not JSON (functions cannot be returned)")
+        raise NotJSONError(_path(where), f"{_type_name(value)} is not JSON (functions cannot be returned)")
     raise NotJSONError(
-        path, f"{_type_name(value)} is not JSON; convert it to dict, list, str or a number"
+        _path(where), f"{_type_name(value)} is not JSON; convert it to dict, list, str or a number"
     )
 
 

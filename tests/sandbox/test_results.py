@@ -51,6 +51,26 @@ def test_huge_int_is_refused() -> None:
         to_json_value(10**5000)
 
 
+def test_a_path_is_written_only_for_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Writing every item's path as it is walked cost the path's length per item: a 200,000-item
+    # list under a long key took seconds of host CPU. A valid value writes none; an invalid one
+    # names its part exactly.
+    from sandbox import jsonvalue
+
+    value = {"é" * 1000: [0, {"k": [1.5, "x", None]}] * 1000}
+    expected = jsonvalue.to_json_value(value)
+
+    def written(*args: object, **kwargs: object) -> str:
+        raise AssertionError("a path was written for a valid value")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(jsonvalue.json, "dumps", written)
+        assert jsonvalue.to_json_value(value) == expected
+    with pytest.raises(NotJSONError) as refused:
+        to_json_value({"rows": [0, {"when\"": (1, {"deep": [set()]})}]})
+    assert refused.value.path == '$["rows"][1]["when\\""][1]["deep"][0]'
+
+
 def test_exception_message_has_snippet_lines_only(backend: str) -> None:
     code = "def helper(d):\n    return d['missing']\n\nx = 1\nhelper({})"
     result = run(code, backend)
