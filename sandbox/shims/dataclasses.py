@@ -30,5 +30,5 @@ def build(ctx: ShimContext) -> dict[str, Any]:
     return {
         **pick(dataclasses, ["field", "is_dataclass", "FrozenInstanceError", "MISSING", "KW_ONLY", "InitVar"]),
         **{name: namespace[name] for name in ("fields", "replace", "asdict", "astuple")},
-        "dataclass": owned_only(dataclasses.dataclass, ctx.guards, "@dataclass"),
+        "dataclass": owned_only(dataclasses.dataclass, ctx.guards, "@dataclass", pastes_fields=True),
     }

@@ -93,6 +93,50 @@ def refuse_field_subclasses(cls: Any) -> None:
                 raise TypeError(f"dataclass field names cannot be dunders in the sandbox, got {name!r}")
 
 
+#: What `@dataclass` reads the field names it pastes into source from: the class's own
+#: annotations, and every class's fields.
+_FIELD_INPUTS = ("__annotations__", "__dataclass_fields__")
+
+
+def _read_only_field_inputs(cls: type, guards: RunGuards) -> list[tuple[type, str, Any, Any]]:
+    """Put read-only copies of what `@dataclass` takes its field names from in place, for the
+    length of the call, and check those (`refuse_field_subclasses`): snippet code runs inside
+    the call (a default's `__get__`, which the decorator calls for every field), and a review
+    had it swap a key of the class's live annotations after the check, a name that then ran as
+    part of `__eq__`'s generated source. A class the snippet does not own is frozen. Returns
+    what to put back (`_restore_field_inputs`)."""
+    swapped: list[tuple[type, str, Any, Any]] = []
+    try:
+        for klass in type.__getattribute__(cls, "__mro__"):
+            own = type.__getattribute__(klass, "__dict__")
+            params = own.get("__dataclass_params__", None)
+            if params is not None and type(params) is not dataclasses._DataclassParams:  # type: ignore[attr-defined]
+                raise TypeError("dataclass parameters must be made by @dataclass")
+            for name in _FIELD_INPUTS if klass is cls else _FIELD_INPUTS[1:]:
+                held = own.get(name, None)
+                if held is None or not guards.owns_class(klass):
+                    continue
+                if type(held) is not dict:
+                    raise TypeError(f"{name} of a dataclass must be a plain dict in the sandbox")
+                copy = types.MappingProxyType(dict.copy(held))
+                type.__setattr__(klass, name, copy)
+                swapped.append((klass, name, held, copy))
+        refuse_field_subclasses(cls)
+    except BaseException:
+        _restore_field_inputs(swapped, cls)
+        raise
+    return swapped
+
+
+def _restore_field_inputs(swapped: list[tuple[type, str, Any, Any]], made: Any) -> None:
+    """The snippet's own containers back where the copies still are (on the class the decorator
+    returned too: `slots=True` builds a new one from the old one's dictionary)."""
+    for klass, name, held, copy in reversed(swapped):
+        for target in {klass, made} if klass is not made and isinstance(made, type) else {klass}:
+            if type.__getattribute__(target, "__dict__").get(name, None) is copy:
+                type.__setattr__(target, name, held)
+
+
 def _own_receiver(cls: type, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     """A method the decorator generated (host-compiled: its attribute reads and writes are not
     the snippet's) that runs only on instances of its class. `X.__init__(host_object, v)` would
@@ -150,17 +194,27 @@ def _guard_generated(before: Mapping[str, Any], cls: Any) -> Any:
     return cls
 
 
-def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str) -> Callable[..., Any]:
-    """Class decorators that rewrite the class they get: only on the snippet's own classes."""
+def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str, *, pastes_fields: bool = False) -> Callable[..., Any]:
+    """Class decorators that rewrite the class they get: only on the snippet's own classes.
+    `pastes_fields`: the decorator pastes field names into source it executes (`@dataclass`),
+    so it reads them from checked, read-only copies (`_read_only_field_inputs`)."""
 
     @named_after(fn)
     def decorate(cls: Any = None, /, **kwargs: Any) -> Any:
         if cls is None:
             return lambda c: decorate(c, **kwargs)
         guards.require_owned_class(cls, what)
-        refuse_field_subclasses(cls)
         before = dict(type.__getattribute__(cls, "__dict__"))
-        made = fn(cls, **kwargs)
+        if not pastes_fields:
+            refuse_field_subclasses(cls)
+            made = fn(cls, **kwargs)
+        else:
+            swapped = _read_only_field_inputs(cls, guards)
+            made = None
+            try:
+                made = fn(cls, **kwargs)
+            finally:
+                _restore_field_inputs(swapped, made)
         if isinstance(made, type) and made is not cls and made.__mro__[1:] == cls.__mro__[1:]:
             # `@dataclass(slots=True)` rebuilds the class from its dictionary: still the snippet's.
             guards.owned.add(made)

@@ -106,6 +106,65 @@ def test_field_subclass_name_cannot_plant_class_dunder(isolated):
     assert report["next"]["value"] == "[1]"
 
 
+# == A field name swapped in while @dataclass runs ================================================
+#
+# The decorator calls `getattr(cls, name)` for each annotated name, so a default's `__get__`
+# runs snippet code in the middle of its loop over the class's annotations. A review deleted a
+# later key there and added one of the same count: the unchecked name ran as part of the
+# generated `__eq__`, with host rights. The decorator now reads read-only copies of what it
+# takes names from, made and checked before it starts.
+SWAPPED_MID_CALL = """
+import dataclasses
+EVIL = "a,self.__dict__.__setitem__('got', repr(__import__('os'))),open(OUT_PATH, 'w').write('ran')"
+seen = []
+class D:
+    def __get__(self, obj, owner):
+        try:
+            ann = owner.__annotations__
+            del ann['b']
+            ann[EVIL] = int
+        except (TypeError, KeyError) as e:
+            seen.append(type(e).__name__)
+        return 0
+class C:
+    a: int = D()
+    b: int = 0
+C = dataclasses.dataclass(init=False, repr=False, eq=True)(C)
+x = C()
+x.a = 1
+return [x == x, sorted(f.name for f in dataclasses.fields(C)), sorted(vars(x)), sorted(C.__annotations__), seen[:1]]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_field_name_swapped_in_while_the_decorator_runs_is_never_pasted(sb, backend):
+    result = await sb.run(SWAPPED_MID_CALL, backend=backend)
+    sb.assert_no_leak(result)
+    assert result.value == [True, ["a", "b"], ["a"], ["a", "b"], ["TypeError"]], result
+    assert not sb.secret.out_path.exists()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_dataclasses_still_build_from_what_the_class_says(sb, backend):
+    # Inheritance, slots (a new class made from the old one's dictionary) and order: the class
+    # keeps its own annotations dict afterwards.
+    code = """
+import dataclasses
+@dataclasses.dataclass(slots=True, order=True)
+class P:
+    x: int
+    y: int = 2
+@dataclasses.dataclass
+class Q(P):
+    z: list = dataclasses.field(default_factory=list)
+P.__annotations__["later"] = int
+return [repr(P(1)), P(1) < P(2), repr(Q(1, 2, [3])), type(P.__annotations__).__name__, list(P.__slots__),
+        sorted(Q.__dataclass_fields__), sorted(P.__annotations__)]
+"""
+    await sb.assert_harmless(code, ["P(x=1, y=2)", True, "Q(x=1, y=2, z=[3])", "dict", ["x", "y"], ["x", "y", "z"],
+                                    ["later", "x", "y"]], backend=backend)
+
+
 async def test_real_field_names_still_come_from_the_class_body(sb):
     # The decorator overwrites a plain Field's name with the (policy-checked) annotation name.
     code = (
