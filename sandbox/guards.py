@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import decimal
+import dis
 import types
 import weakref
 from collections import deque
@@ -763,11 +764,20 @@ def _has_prologue(name: str, value: Any) -> bool:
     prologue (`policy._judged_arguments`). Anything else gets a forwarder
     (`crossing.judged_methods`), a `classmethod` of such a `def` too: host code that calls
     `type(x).__lt__(x, other)` (`total_ordering`'s) would put the operand where its prologue
-    does not look."""
+    does not look.
+
+    Decided by what the code does, not by the names it mentions: it loads the hook as a global,
+    which only the prologue can make it do (the policy refuses `_` names in source), whereas
+    `self._operand_ = 0` alone puts the name among `co_names`."""
     if value is None:
         return True
+    if not is_snippet_function(value):
+        return False
     hooks = OPERAND_HOOKS if name in OPERAND_METHODS else EXIT_HOOKS
-    return is_snippet_function(value) and bool(hooks.intersection(value.__code__.co_names))
+    code = value.__code__
+    return bool(hooks.intersection(code.co_names)) and any(
+        instruction.opname == "LOAD_GLOBAL" and instruction.argval in hooks for instruction in dis.get_instructions(code)
+    )
 
 
 def _checked_slots(slots: Any) -> Any:

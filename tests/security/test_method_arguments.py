@@ -232,6 +232,11 @@ FORWARDED = {
     # A staticmethod gets the operand first, where the prologue of a def does not look.
     "staticmethod": ("class G(dict):\n    @staticmethod\n    def __ror__(other):\n"
                      "        got.append(other)\nproxy | G()", ["dict"]),
+    # The hook's name among the function's names, put there by an attribute write: it is
+    # the prologue's load of the hook that counts, which no source can write.
+    "hook-name-written-as-an-attribute": ("def grab(self, other):\n    got.append(other)\n    if not got:\n"
+                                          "        self._operand_ = 0\n    return False\n"
+                                          "class G:\n    __eq__ = grab\nproxy == G()", ["dict"]),
     # `total_ordering`'s `__gt__` calls `type(self).__lt__(self, other)`: a classmethod's
     # prologue would judge `self` there, and the operand would come third.
     "classmethod-under-total-ordering": (
@@ -264,13 +269,23 @@ A = type('A', (), {'__enter__': lambda self: self, '__exit__': B.__eq__})
 class Star:
     __enter__ = lambda self: self
     __exit__ = lambda self, *exc: got.append(exc[2]) or True
+def leave(self, t, v, tb):
+    got.append(tb)
+    if not got:
+        self._no_traceback_ = 0
+    return True
+class Named:
+    __enter__ = lambda self: self
+    __exit__ = leave
 with A():
     1 / 0
 with Star():
     [][1]
+with Named():
+    {}["k"]
 return got
 """
-    await sb.assert_harmless(code, [None, None], backend=backend)
+    await sb.assert_harmless(code, [None, None, None], backend=backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
