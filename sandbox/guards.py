@@ -155,13 +155,27 @@ def _own_dict(obj: Any) -> Any:
     reflected operator of whatever it is compared with (`C.__dict__ == x` calls
     `x.__eq__(real_dict)`), and writing there would define what a class statement may not
     (`__class__`, the pickling hooks) and skip the write rules. The copy leaves out the run's
-    ownership token."""
+    ownership token, and holds each value as a judged read of it would give it (inside a
+    `staticmethod`/`classmethod`, its function): host code puts host functions in the
+    snippet's classes (`EnumType` stores the raw `Flag.__invert__`, which run on a class calls
+    its real metaclass), and a forbidden value is left out."""
     found = object.__getattribute__(obj, "__dict__")
     if not isinstance(obj, type):
         return found
-    return types.MappingProxyType(
-        {k: v for k, v in found.items() if k != _OWNER_KEY and not forbidden(v)}
-    )
+    copy: dict[str, Any] = {}
+    for key, value in found.items():
+        if key == _OWNER_KEY:
+            continue
+        kind = type(value)
+        try:
+            if kind is staticmethod or kind is classmethod:
+                function = judge(value.__func__)
+                copy[key] = value if function is value.__func__ else kind(function)
+            else:
+                copy[key] = judge(value)
+        except AttributeError:
+            continue
+    return types.MappingProxyType(copy)
 
 
 def _no_keywords(fn: str, kwargs: dict[str, Any]) -> None:

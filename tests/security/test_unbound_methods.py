@@ -225,6 +225,10 @@ HOST_FOREIGN_SELF = [
                  "doesn't apply to a 'H' object", id="property-stored-in-a-class"),
     pytest.param("f = collections.Counter.most_common\nclass H:\n    m = f\nH().m()", "'most_common' for 'Counter'",
                  id="method-stored-in-a-class"),
+    # Host code fills the snippet's own classes too (`EnumType` stores the raw
+    # `Flag.__invert__`, which run on a class calls its real metaclass): `vars()` judges them.
+    pytest.param("import enum\nclass F(enum.Flag):\n    A = 1\nvars(F)['__invert__'](textwrap.TextWrapper)",
+                 "'__invert__' for 'Flag' objects doesn't apply to a 'type' object", id="vars-of-a-class-host-code-filled"),
     # A namedtuple's `_asdict`/`_replace` are readable private names, routed as public ones are.
     pytest.param("import urllib.parse\nurllib.parse.SplitResult._asdict(fake)",
                  "'_asdict' for 'SplitResult' objects doesn't apply to a 'Fake' object", id="namedtuple-asdict"),
