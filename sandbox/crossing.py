@@ -636,6 +636,11 @@ _BOUND_ROWS: Mapping[str, tuple[tuple[Any, Callable[[Any, Any], Any]], ...]] = t
     name: tuple((d, bound) for d, _, bound in _ROWS if d.__name__ == name)
     for name in {d.__name__ for d, _, _ in _ROWS}
 })
+#: C methods that raise what they are given inside their object's code, decided by name, not
+#: by type: besides generators' and coroutines' own, the awaitables of `asend`, `athrow`,
+#: `anext` and `__await__` have a `throw` of their own, and a `MemoryError` the snippet made,
+#: thrown in through one unmarked, was reported as the memory limit.
+_THROWS = frozenset({"throw", "athrow"})
 #: Python functions (by identity) that never cross, bound or not, and what a read says instead.
 _FORBIDDEN_FUNCTIONS: Mapping[int, tuple[Any, Callable[[Any], Any]]] = types.MappingProxyType(
     {id(abc.ABCMeta.register): (abc.ABCMeta.register, _refuse_register)}
@@ -672,10 +677,14 @@ def judge(value: Any) -> Any:
             owner = _bound_self(value, descriptor)
             if owner is not _MISSING:
                 return bound(value, owner)
+        if value.__name__ in _THROWS:
+            return _MarkedThrow(value, unbound=False)
     elif kind is types.MethodDescriptorType or kind is types.ClassMethodDescriptorType:
         row = _DESCRIPTOR_ROWS.get(id(value))
         if row is not None and row[0] is value:
             return row[1](value)
+        if value.__name__ in _THROWS:
+            return _MarkedThrow(value, unbound=True)
     elif kind is types.MethodType:
         row = _FORBIDDEN_FUNCTIONS.get(id(value.__func__))
         if row is not None and row[0] is value.__func__:

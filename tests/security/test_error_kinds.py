@@ -105,6 +105,15 @@ THROWN = [
     pytest.param("async def c():\n    pass\nx = c()\nx.throw(MemoryError('FAKE-OOM'))", id="coroutine"),
     pytest.param("async def a():\n    yield 1\nx = a()\nawait x.asend(None)\nawait x.athrow(MemoryError('FAKE-OOM'))",
                  id="async-generator"),
+    # The awaitables an async generator hands out have a `throw` of their own.
+    pytest.param("async def a():\n    yield 1\nx = a()\nawait x.asend(None)\nx.asend(None).throw(MemoryError('FAKE-OOM'))",
+                 id="asend-awaitable"),
+    pytest.param("async def a():\n    yield 1\nx = a()\nawait x.asend(None)\nanext(x).throw(MemoryError('FAKE-OOM'))",
+                 id="anext-awaitable"),
+    pytest.param("async def a():\n    yield 1\nx = a()\nawait x.asend(None)\n"
+                 "x.athrow(ValueError).throw(MemoryError('FAKE-OOM'))", id="athrow-awaitable"),
+    pytest.param("async def a():\n    yield 1\nx = a()\nawait x.asend(None)\n"
+                 "type(x.asend(None)).throw(x.asend(None), MemoryError('FAKE-OOM'))", id="awaitable-unbound"),
 ]
 
 
