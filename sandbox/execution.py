@@ -18,13 +18,20 @@ from typing import TYPE_CHECKING, Any
 from .aio import ASYNCIO_SHIM
 from .control import RunStopped, Verdict, after_run_stop
 from .guards import RunGuards, build_builtins, make_globals
-from .jsonvalue import NotJSONError, dumps, to_json_value
+from .jsonvalue import NotJSONError, TooManyItemsError, dumps, to_json_value
 from .limits import Limits, memory_message, wall_time_message
 from .namespace import check_call_size, make_namespace
 from .output import MAX_AWAIT_WARNINGS, Output, render_logs
-from .policy import ENTRY_POINT, FILENAME, LAST_VALUE_HOOK, PolicyError, compile_snippet
+from .policy import (
+    ENTRY_POINT,
+    FILENAME,
+    LAST_VALUE_HOOK,
+    MAX_QUOTED_LINE,
+    PolicyError,
+    compile_snippet,
+)
 from .raised import mark_raised, raised_by_snippet
-from .result import RunError, RunResult, cut_text
+from .result import MAX_ERROR_MESSAGE, RunError, RunResult, cut_text
 from .scheduler import (
     CallRequest,
     PendingCall,
@@ -55,6 +62,13 @@ LAST_VALUE_NOTE = (
     "[note] the program's last expression is a '{type}', not JSON, so the run returns nothing; "
     "return a JSON value to see it"
 )
+
+
+def result_too_large_message(size: int | None, limit: int) -> str:
+    """`size`: the value's JSON size in bytes, or None when it was refused before its text was
+    made (it holds more items than `limit`)."""
+    amount = f"{size} bytes" if size is not None else f"more than {limit} bytes"
+    return f"the return value is {amount} of JSON; the limit is {limit} bytes. Return a summary or a slice"
 
 
 class LastValue:
@@ -235,7 +249,7 @@ class Execution:
         shims.begin_run(limits.wall_time, self.output.print,
                         deadline=budget_.deadline if budget_ is not None else None,
                         expire=budget_.expire_wall if budget_ is not None else self._expire_wall)
-        ns = make_namespace(namespace, list(binding_names), self._issue, docs)
+        ns = make_namespace(namespace, list(binding_names), self._issue, docs, limits.max_call_bytes)
         builtins = build_builtins(
             guards,
             print_fn=self.output.print,
@@ -325,7 +339,9 @@ class Execution:
         if implicit:
             value = value.value
         try:
-            plain = to_json_value(value, "$")
+            plain = to_json_value(value, "$", max_items=self.limits.max_result)
+        except TooManyItemsError:
+            return self.failure(RunError("invalid-result", result_too_large_message(None, self.limits.max_result)))
         except NotJSONError as exc:
             if implicit:
                 # Printed, so the worker reports it too (it sends what was printed, not logs).
@@ -338,11 +354,7 @@ class Execution:
             size = len(dumps(plain).encode("utf-8"))
             if size > self.limits.max_result:
                 return self.failure(
-                    RunError(
-                        "invalid-result",
-                        f"the return value is {size} bytes of JSON; the limit is "
-                        f"{self.limits.max_result} bytes. Return a summary or a slice",
-                    )
+                    RunError("invalid-result", result_too_large_message(size, self.limits.max_result))
                 )
         return RunResult(value=plain, logs=self.logs())
 

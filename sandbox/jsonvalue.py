@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 MAX_DEPTH = 100
@@ -44,6 +45,15 @@ class NotJSONError(ValueError):
         super().__init__(f"{problem} at {path}")
 
 
+class TooManyItemsError(ValueError):
+    """The value holds more than `limit` items counted as it was walked (a list that holds
+    the same list twice counts it twice): its JSON text would be longer than `limit` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the value holds more than {limit} items")
+
+
 def _type_name(value: Any) -> str:
     # Never call repr() here: a snippet's __repr__ may raise or lie.
     return type(value).__name__
@@ -63,7 +73,70 @@ def _path(where: _Where) -> str:
     return where + "".join(reversed(steps))
 
 
-def _convert(value: Any, where: _Where, depth: int, active: set[int]) -> Any:
+class _Walk:
+    """One `to_json_value` walk: the containers on the current path (a cycle), the containers
+    seen so far (sharing), and how many more items it may copy."""
+
+    __slots__ = ("active", "seen", "room", "limit", "root", "counted")
+
+    def __init__(self, root: Any, limit: int) -> None:
+        self.active: set[int] = set()
+        self.seen: set[int] = set()
+        self.room = limit
+        self.limit = limit
+        self.root = root
+        self.counted = False
+
+    def enter(self, container: Any, where: _Where, items: int) -> int:
+        """Start copying `container`, which holds `items` items; its id, for `active`."""
+        key = id(container)
+        if key in self.active:
+            raise NotJSONError(_path(where), "value contains a cycle (it refers to itself)")
+        self.room -= items
+        if self.room < 0:
+            raise TooManyItemsError(self.limit)
+        if key in self.seen and not self.counted:
+            # Shared: a list that holds the same list twice, forty levels deep, is 2**40 items
+            # to copy, so count them all first (each shared container once) and refuse at once.
+            self.counted = True
+            if _expanded(self.root, {}, 0) > self.limit:
+                raise TooManyItemsError(self.limit)
+        self.seen.add(key)
+        self.active.add(key)
+        return key
+
+
+def _children(value: Any) -> Any:
+    """The items of a dict, list or tuple (subclasses too), through the base type's own
+    methods, so no snippet code runs; None for anything else."""
+    if isinstance(value, dict):
+        return dict.values(value)
+    if isinstance(value, list):
+        return list.__iter__(value)
+    if isinstance(value, tuple):
+        return tuple.__iter__(value)
+    return None
+
+
+def _expanded(value: Any, memo: dict[int, int], depth: int) -> int:
+    """How many items copying `value` would take, each shared container counted where it
+    appears but walked once (a cycle, or nesting past `MAX_DEPTH`, counts nothing: the copy
+    refuses it itself)."""
+    children = _children(value)
+    if children is None or depth >= MAX_DEPTH:
+        return 0
+    key = id(value)
+    if key in memo:
+        return memo[key]
+    memo[key] = 0
+    total = 0
+    for child in children:
+        total += 1 + _expanded(child, memo, depth + 1)
+    memo[key] = total
+    return total
+
+
+def _convert(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
     t = type(value)
     if t is str:
         return escape_surrogates(value)
@@ -80,27 +153,25 @@ def _convert(value: Any, where: _Where, depth: int, active: set[int]) -> Any:
     if depth >= MAX_DEPTH:
         raise NotJSONError(_path(where), f"value is nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
-        key = id(value)
-        if key in active:
-            raise NotJSONError(_path(where), "value contains a cycle (it refers to itself)")
-        active.add(key)
+        key = walk.enter(value, where, dict.__len__(value))
         out = {}
         for k, v in dict.items(value):
             if type(k) is not str:
                 raise NotJSONError(
                     _path(where), f"dict key of type {_type_name(k)} is not JSON (keys must be str)"
                 )
-            out[escape_surrogates(k)] = _convert(v, (where, k), depth + 1, active)
-        active.discard(key)
+            out[escape_surrogates(k)] = _convert(v, (where, k), depth + 1, walk)
+        walk.active.discard(key)
         return out
     if isinstance(value, (list, tuple)):
-        key = id(value)
-        if key in active:
-            raise NotJSONError(_path(where), "value contains a cycle (it refers to itself)")
-        active.add(key)
-        items = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
-        out_list = [_convert(v, (where, i), depth + 1, active) for i, v in enumerate(items)]
-        active.discard(key)
+        if isinstance(value, list):
+            key = walk.enter(value, where, list.__len__(value))
+            items = list.__iter__(value)
+        else:
+            key = walk.enter(value, where, tuple.__len__(value))
+            items = tuple.__iter__(value)
+        out_list = [_convert(v, (where, i), depth + 1, walk) for i, v in enumerate(items)]
+        walk.active.discard(key)
         return out_list
     if isinstance(value, str):
         return escape_surrogates(str.__str__(value))
@@ -117,9 +188,14 @@ def _convert(value: Any, where: _Where, depth: int, active: set[int]) -> Any:
     )
 
 
-def to_json_value(value: Any, path: str = "$") -> Any:
-    """A plain lossless-JSON copy of `value`, or `NotJSONError` naming what is wrong and where."""
-    return _convert(value, path, 0, set())
+def to_json_value(value: Any, path: str = "$", max_items: int | None = None) -> Any:
+    """A plain lossless-JSON copy of `value`, or `NotJSONError` naming what is wrong and where.
+
+    max_items: refuse (`TooManyItemsError`) a value whose containers hold more items than this,
+    counted as copying would meet them (a list that holds the same list twice counts it twice),
+    before copying them: each item is at least a byte of the JSON text, so a caller that bounds
+    the text's size in bytes passes that bound."""
+    return _convert(value, path, 0, _Walk(value, sys.maxsize if max_items is None else max_items))
 
 
 def dumps(value: Any) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .guards import ReadOnly
-from .jsonvalue import NotJSONError, dumps, to_json_value
+from .jsonvalue import NotJSONError, TooManyItemsError, dumps, to_json_value
 from .scheduler import CallRequest, PendingCall, make_request
 
 _TOKEN = object()
@@ -29,15 +29,17 @@ def did_you_mean(name: str, choices: list[str]) -> str:
 class Binding:
     """One callable entry of the namespace."""
 
-    __slots__ = ("_binding_label", "_binding_name", "_binding_issue")
+    __slots__ = ("_binding_label", "_binding_name", "_binding_issue", "_binding_limit")
 
     def __init__(self, *args: Any) -> None:
         if not args or args[0] is not _TOKEN:
             raise TypeError("host functions cannot be created by a snippet")
-        label, name, issue = args[1:]
+        label, name, issue, limit = args[1:]
         self._binding_label = label
         self._binding_name = name
         self._binding_issue = issue
+        #: `max_call_bytes`: arguments that hold more items than this are refused before copying.
+        self._binding_limit = limit
 
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
         # `type(tools.f).__call__(own_object)` would read a name and an issue hook the
@@ -46,9 +48,12 @@ class Binding:
             raise TypeError("host functions cannot be created by a snippet")
         name = self._binding_name
         shown = f"{self._binding_label}.{name}()"
+        limit = self._binding_limit
         try:
-            plain_args = to_json_value(list(args), "$args")
-            plain_kwargs = to_json_value(kwargs, "$")
+            plain_args = to_json_value(list(args), "$args", max_items=limit)
+            plain_kwargs = to_json_value(kwargs, "$", max_items=limit)
+        except TooManyItemsError:
+            raise ValueError(call_too_large_message(shown, None, limit)) from None
         except NotJSONError as exc:
             raise TypeError(f"{shown}: argument is not JSON: {exc}") from None
         except RecursionError:
@@ -78,11 +83,13 @@ class Namespace(ReadOnly):
         names: list[str],
         issue: Callable[[CallRequest], PendingCall],
         docs: Mapping[str, str] | None = None,
+        max_call_bytes: int | None = None,
     ) -> None:
         if token is not _TOKEN:
             raise TypeError("namespaces cannot be created by a snippet")
         object.__setattr__(self, "_ns_label", label)
-        object.__setattr__(self, "_ns_entries", {n: Binding(_TOKEN, label, n, issue) for n in names})
+        object.__setattr__(self, "_ns_entries",
+                           {n: Binding(_TOKEN, label, n, issue, max_call_bytes) for n in names})
         object.__setattr__(self, "_ns_docs", dict(docs) if docs is not None else None)
 
     def _missing(self, name: str) -> AttributeError:
@@ -142,17 +149,23 @@ def make_namespace(
     names: list[str],
     issue: Callable[[CallRequest], PendingCall],
     docs: Mapping[str, str] | None = None,
+    max_call_bytes: int | None = None,
 ) -> Namespace:
-    return Namespace(_TOKEN, label, names, issue, docs)
+    return Namespace(_TOKEN, label, names, issue, docs, max_call_bytes)
+
+
+def call_too_large_message(shown: str, size: int | None, limit: int) -> str:
+    """`size`: the arguments' JSON size in bytes, or None when they were refused before their
+    text was made (they hold more items than `limit`)."""
+    amount = f"{size} bytes" if size is not None else f"more than {limit} bytes"
+    return f"{shown}: the arguments are {amount} of JSON; the limit is {limit}"
 
 
 def check_call_size(request: CallRequest, limit: int, label: str) -> None:
     payload = request._payload
     size = len(payload) if payload.isascii() else len(payload.encode("utf-8"))
     if size > limit:
-        raise ValueError(
-            f"{label}.{request._name}(): the arguments are {size} bytes of JSON; the limit is {limit}"
-        )
+        raise ValueError(call_too_large_message(f"{label}.{request._name}()", size, limit))
 
 
 __all__ = ["Binding", "Namespace", "check_call_size", "did_you_mean", "make_namespace"]

@@ -6,6 +6,7 @@ import pytest
 from sandbox_helpers import run
 
 from sandbox import DEFAULT_LIMITS, Limits
+from sandbox.jsonvalue import to_json_value
 from sandbox.output import TRUNCATION_MARKER
 
 
@@ -113,6 +114,43 @@ def test_call_argument_size(backend: str) -> None:
     result = run(code, backend, bindings={"sink": sink}, limits=Limits(max_call_bytes=1000))
     assert result.value == "tools.sink(): the arguments are 5016 bytes of JSON; the limit is 1000"
     assert calls == []
+
+
+#: A list that holds the same list twice, forty levels deep: 2**40 items to copy as JSON from
+#: forty loop iterations. It is refused before it is copied, whatever the machine.
+SHARED_TWICE = "a = [0]\nfor _ in range(40):\n    a = [a, a]\n"
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "worker"])
+def test_a_result_that_shares_a_list_forty_levels_deep_is_refused_before_it_is_copied(backend: str) -> None:
+    result = run(SHARED_TWICE + "return a", backend, limits=Limits(max_result=1000))
+    assert result.error is not None and result.error.kind == "invalid-result", result
+    assert result.error.message == (
+        "the return value is more than 1000 bytes of JSON; the limit is 1000 bytes. Return a summary or a slice"
+    )
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "worker"])
+def test_call_arguments_that_share_a_list_forty_levels_deep_are_refused(backend: str) -> None:
+    calls: list[object] = []
+
+    async def sink(data: object) -> None:
+        calls.append(data)
+
+    code = SHARED_TWICE + "try:\n    await tools.sink(data=a)\nexcept ValueError as e:\n    return str(e)"
+    result = run(code, backend, bindings={"sink": sink}, limits=Limits(max_call_bytes=1000))
+    assert result.value == "tools.sink(): the arguments are more than 1000 bytes of JSON; the limit is 1000"
+    assert calls == []
+
+
+def test_shared_lists_count_where_they_appear() -> None:
+    from sandbox.jsonvalue import TooManyItemsError
+
+    shared = [1, 2]
+    value = {"x": [shared, shared, shared]}  # 1 + 3 + 3 * 2 = 10 items
+    assert to_json_value(value, max_items=10) == {"x": [[1, 2], [1, 2], [1, 2]]}
+    with pytest.raises(TooManyItemsError):
+        to_json_value(value, max_items=9)
 
 
 def test_recursion_depth() -> None:
