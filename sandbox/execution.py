@@ -411,18 +411,23 @@ def format_exception(exc: BaseException, source: str, label: str = "tools") -> s
         out.extend(_group_lines(exc))
     if frames:
         out.append("Traceback (most recent call last):")
+        # Frames and repeat notes first, the text of only as many as the message keeps: a
+        # snippet that re-raises one exception in a loop grows its traceback by an entry each
+        # time, and the text of every entry (a long source line each) took gigabytes.
+        entries: list[tuple[int, str] | str] = []
         previous, repeats = None, 0
         for frame in frames + [None]:  # the sentinel flushes the last run of repeats
             if frame == previous:
                 repeats += 1
                 if repeats < MAX_REPEATED_FRAMES:
-                    out.extend(_frame_lines(frame, lines))
+                    entries.append(frame)  # type: ignore[arg-type]
                 continue
             if repeats >= MAX_REPEATED_FRAMES:
-                out.append(f"  [previous frame repeated {repeats - MAX_REPEATED_FRAMES + 1} more times]")
+                entries.append(f"  [previous frame repeated {repeats - MAX_REPEATED_FRAMES + 1} more times]")
             previous, repeats = frame, 0
             if frame is not None:
-                out.extend(_frame_lines(frame, lines))
+                entries.append(frame)
+        out.extend(_entry_lines(entries, lines))
     if "PendingCall" in text or "coroutine" in text:
         out.append(AWAIT_HINT.format(label=label))
     return "\n".join(out)
@@ -448,12 +453,49 @@ def _group_lines(group: BaseExceptionGroup) -> list[str]:
     return out
 
 
-def _frame_lines(frame: tuple[int, str] | None, lines: list[str]) -> list[str]:
-    assert frame is not None
+#: Characters of traceback text from each end: what `MAX_ERROR_MESSAGE` keeps after the
+#: exception's text and a group's lines (each at most `MAX_EXCEPTION_TEXT`), less the one entry
+#: (two lines) an end may run over by.
+_TRACEBACK_SHARE = (MAX_ERROR_MESSAGE - 2 * MAX_EXCEPTION_TEXT) // 2 - 2 * (MAX_QUOTED_LINE + 80)
+
+
+def _entry_lines(entries: list[tuple[int, str] | str], lines: list[str]) -> list[str]:
+    """The text of a traceback's entries (frames, repeat notes): the oldest and the newest, each
+    end while it has `_TRACEBACK_SHARE` characters left, and a count of the rest."""
+    half = _TRACEBACK_SHARE
+    head: list[str] = []
+    tail: list[list[str]] = []
+    first, last = 0, len(entries) - 1
+    used = 0
+    while first <= last and used < half:
+        shown = _frame_lines(entries[first], lines)
+        used += sum(len(line) + 1 for line in shown)
+        head.extend(shown)
+        first += 1
+    used = 0
+    while first <= last and used < half:
+        shown = _frame_lines(entries[last], lines)
+        used += sum(len(line) + 1 for line in shown)
+        tail.append(shown)
+        last -= 1
+    if first <= last:
+        head.append(f"  [{last - first + 1} more traceback entries not shown]")
+    for shown in reversed(tail):
+        head.extend(shown)
+    return head
+
+
+def _frame_lines(frame: tuple[int, str] | str, lines: list[str]) -> list[str]:
+    """A frame's location and source line (its first `MAX_QUOTED_LINE` characters), or a note."""
+    if isinstance(frame, str):
+        return [frame]
     lineno, fn = frame
     out = [f"  line {lineno}, in {fn}"]
     if 0 < lineno <= len(lines):
-        out.append(f"    {lines[lineno - 1].strip()}")
+        quoted = lines[lineno - 1].strip()
+        if len(quoted) > MAX_QUOTED_LINE:
+            quoted = quoted[:MAX_QUOTED_LINE] + "..."
+        out.append(f"    {quoted}")
     return out
 
 

@@ -149,6 +149,30 @@ def test_every_error_message_is_bounded_and_encodable() -> None:
     assert RunError("syntax", "short").message == "short"
 
 
+def test_a_traceback_is_written_only_as_far_as_the_message_keeps_it(backend: str) -> None:
+    # Each `raise e` of one exception adds an entry to its traceback, and alternating lines are
+    # no repeats: the text of every entry (a 45,000-character line each) once took gigabytes
+    # of host memory before the message was cut. The message shows both ends, each source line
+    # cut, and counts what it leaves out; it needs no cut of its own.
+    from sandbox.policy import MAX_QUOTED_LINE
+    from sandbox.result import MAX_ERROR_MESSAGE
+
+    pad = "#" + "x" * 45_000
+    code = (f"e = ValueError('boom')\nfor i in range(2000):\n    try:\n        raise e  {pad}\n"
+            f"    except ValueError:\n        pass\n    try:\n        raise e  {pad}\n"
+            "    except ValueError:\n        pass\nraise e")
+    result = run(code, backend)
+    assert result.error is not None and result.error.kind == "exception", result
+    message = result.error.message
+    assert message.startswith("ValueError: boom\nTraceback (most recent call last):\n  line 11, in <snippet>")
+    assert len(message) <= MAX_ERROR_MESSAGE and "more characters)" not in message
+    assert "more traceback entries not shown]" in message
+    quoted = [line for line in message.splitlines() if line.startswith("    raise e")]
+    assert quoted[0] == "    raise e"  # line 11, the last raise: CPython puts it first
+    assert len(quoted) > 2 and all(line == "    raise e  " + pad[: MAX_QUOTED_LINE - 9] + "..." for line in quoted[1:])
+    assert message.endswith(quoted[-1])
+
+
 def test_a_long_source_line_is_quoted_as_a_window_around_the_error(backend: str) -> None:
     code = "x = [" + "1, " * 200 + "?" + ", 2" * 200 + "]"
     result = run(code, backend)
