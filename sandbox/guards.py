@@ -696,7 +696,10 @@ class _CheckedWrite(ReadOnly):
         if problem:
             raise AttributeError(problem)
         self._guards.write(target)
-        return method(*args)
+        # The name checked, never the caller's: a `str` subclass's `__hash__`/`__eq__` would
+        # have CPython's lookup find another attribute than the one checked.
+        named = (name, *rest[1:])
+        return method(*named) if bound is not _MISSING else method(target, *named)
 
     def __repr__(self) -> str:
         return "<method-wrapper '__delattr__'>" if self._delete else "<method-wrapper '__setattr__'>"

@@ -217,3 +217,26 @@ async def test_messages_never_name_the_wrapper_function(sb, backend):
     result = await sb.run(code, backend=backend)
     assert result.error is not None and "__snippet__" not in result.error.message, result.error
     assert result.error.message.startswith("TypeError: C.m() missing 1 required positional argument: 'a'")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_checked_setattr_writes_the_name_it_checked(sb, backend):
+    # A `str` subclass that hashes and compares like "_numerator" passed the check as
+    # "harmless", then CPython's lookup, asking its `__hash__`/`__eq__`, wrote the host base's
+    # private slot. The checked plain copy is what is written.
+    code = """
+import fractions
+class Fr(fractions.Fraction):
+    pass
+f = Fr(1, 3)
+class S(str):
+    def __hash__(self):
+        return hash("_numerator")
+    def __eq__(self, other):
+        return True
+getattr(object, "__setattr__")(f, S("harmless"), 7)
+f.__setattr__(S("plain"), 8)
+return [repr(f), str(f + 0), sorted(vars(f))]
+"""
+    await sb.assert_harmless(code, ["Fr(1, 3)", "1/3", ["harmless", "plain"]], backend=backend)
+
