@@ -73,7 +73,8 @@ from .prelude import is_prelude_code
 __all__ = [  # what other modules and the tests take from here, the crossing's names included
     "CHECKED_REPLACEMENTS", "SEALED", "UNSUBCLASSABLE", "CheckedMethods", "ReadOnly", "RunGuards",
     "SafeType", "attribute_problem", "build_builtins", "guarded_getattr", "guarded_hasattr",
-    "is_snippet_function", "make_globals", "plain_name", "safe_format", "safe_format_map", "seal",
+    "is_snippet_function", "make_globals", "metaclass_for", "plain_name", "safe_format", "safe_format_map",
+    "seal",
 ]
 #: Private names the stdlib's class machinery stores on (the snippet's own) classes and trusts.
 HOST_MACHINERY_PREFIXES = ("_abc_",)
@@ -708,6 +709,36 @@ class _CheckedWrite(ReadOnly):
         raise TypeError("cannot copy a method wrapper")
 
 
+def metaclass_for(bases: tuple[Any, ...]) -> type:
+    """The metaclass of a class the snippet makes with `bases`, after the checks every such
+    class passes, whatever builds it (a class statement, `type()`, enum's functional API): no
+    base that is a metaclass or has one no run shares (the lookups below would ask its
+    `__eq__`/`__hash__`), none of the sandbox's sealed classes or the host classes that cannot
+    be subclassed in their MRO, and no conflicting metaclasses."""
+    meta: type = type
+    for base in bases:
+        if not isinstance(base, type):
+            raise TypeError(f"class bases must be classes, got a '{type(base).__name__}'")
+        if not shared_metaclass(base):
+            raise TypeError(f"the metaclass of base '{base.__name__}' is not supported in the sandbox")
+        if issubclass(base, type) or SafeType in base.__mro__:
+            raise TypeError("defining metaclasses is not allowed in the sandbox")
+        mro = type.mro(base)
+        for sealed in mro:
+            if sealed in SEALED:
+                shown = f"{SEALED[sealed]}.{base.__name__}" if SEALED[sealed] else f"'{base.__name__}'"
+                raise TypeError(f"{shown} cannot be subclassed in the sandbox")
+        for host in UNSUBCLASSABLE:
+            if host in mro and not any(c in CHECKED_REPLACEMENTS for c in mro):
+                raise TypeError(f"'{host.__name__}' cannot be subclassed in the sandbox")
+        base_meta = type(base)
+        if issubclass(base_meta, meta):
+            meta = base_meta
+        elif not issubclass(meta, base_meta):
+            raise TypeError("the bases of this class have conflicting metaclasses")
+    return meta
+
+
 class _ClassFactory:
     """What RestrictedPython's class rewrite calls as `__metaclass__`.
 
@@ -722,41 +753,14 @@ class _ClassFactory:
         self._owned = owned
         self._token = token
 
-    @staticmethod
-    def _meta(bases: tuple[Any, ...]) -> type:
-        meta: type = type
-        for base in bases:
-            if not isinstance(base, type):
-                raise TypeError(f"class bases must be classes, got a '{type(base).__name__}'")
-            if not shared_metaclass(base):  # the lookups below would ask its `__eq__`/`__hash__`
-                raise TypeError(f"the metaclass of base '{base.__name__}' is not supported in the sandbox")
-            if issubclass(base, type) or SafeType in base.__mro__:
-                raise TypeError("defining metaclasses is not allowed in the sandbox")
-            if not shared_metaclass(base):
-                raise TypeError(f"the metaclass of base '{base.__name__}' is not supported in the sandbox")
-            mro = type.mro(base)
-            for sealed in mro:
-                if sealed in SEALED:
-                    shown = f"{SEALED[sealed]}.{base.__name__}" if SEALED[sealed] else f"'{base.__name__}'"
-                    raise TypeError(f"{shown} cannot be subclassed in the sandbox")
-            for host in UNSUBCLASSABLE:
-                if host in mro and not any(c in CHECKED_REPLACEMENTS for c in mro):
-                    raise TypeError(f"'{host.__name__}' cannot be subclassed in the sandbox")
-            base_meta = type(base)
-            if issubclass(base_meta, meta):
-                meta = base_meta
-            elif not issubclass(meta, base_meta):
-                raise TypeError("the bases of this class have conflicting metaclasses")
-        return meta
-
     def __prepare__(self, name: str, bases: tuple[Any, ...], **kwds: Any) -> Any:
-        meta = self._meta(bases)
+        meta = metaclass_for(bases)
         if meta is type:
             return {}
         return meta.__prepare__(name, bases, **kwds)
 
     def __call__(self, name: str, bases: tuple[Any, ...], namespace: Any, **kwds: Any) -> type:
-        meta = self._meta(bases)
+        meta = metaclass_for(bases)
         qualname = namespace.get("__qualname__")
         if isinstance(qualname, str) and qualname.startswith(_SNIPPET_LOCALS):
             # Classes live in the snippet's function; show them as a script would.

@@ -2,7 +2,10 @@
 
 The functional API (`Enum("Color", {...})`) builds a class from data, outside the
 class-statement checks, so member names starting with "_" (which would define dunders such as
-`__reduce_ex__`) are refused. `cls.mro()` hides the real memberless bases (see the guards).
+`__reduce_ex__`) are refused, and a mixin given as `type=` passes the checks every base of a
+snippet class passes (`guards.metaclass_for`): a review mixed in `dataclasses.Field` this way,
+which no class statement may subclass, and `@dataclass` pasted the subclass's `name` into
+source it executes. `cls.mro()` hides the real memberless bases (see the guards).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from ..guards import metaclass_for
 from .base import pick
 
 NAME = "enum"
@@ -21,6 +25,12 @@ class _EnumType(enum.EnumType):
     def __call__(cls, value: Any, names: Any = None, *args: Any, **kwargs: Any) -> Any:
         if names is not None:
             names = _plain_members(names)
+            mixin = kwargs.get("type")
+            if mixin is not None:
+                metaclass_for((mixin, cls))
+            for key in ("module", "qualname"):
+                if kwargs.get(key) is not None and type(kwargs[key]) is not str:
+                    raise TypeError(f"enum {key} must be a plain string in the sandbox")
         return super().__call__(value, names, *args, **kwargs)
 
 

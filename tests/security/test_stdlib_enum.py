@@ -122,6 +122,36 @@ async def test_enum_functional_api_keywords_are_harmless(sb):
     assert result.value == [5, "os.path", "E"]
 
 
+#: The functional API's `type=` mixin becomes a base of a class the class factory never sees: a
+#: review mixed in `dataclasses.Field` and had `@dataclass` paste the subclass's `name` (a
+#: property among the members) into source it executes. Mixins pass the checks every base does.
+FIELD_MIXIN = """
+import enum, dataclasses, asyncio
+Field = type(dataclasses.field())
+M = dataclasses.MISSING
+src = "a=open(OUT_PATH, 'w').write('ran'),*b"
+X = enum.Enum("X", [("name", property(lambda self: src, lambda self, v: None)),
+                    ("a", (M, M, False, False, None, False, None, False))], type=Field)
+class B:
+    x = X.a
+@dataclasses.dataclass
+class C(B):
+    x: int
+return "made"
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("mixin", "fragment"), [
+    ("Field", "'Field' cannot be subclassed in the sandbox"),
+    ("asyncio.Lock", "cannot be subclassed in the sandbox"),
+])
+async def test_enum_functional_api_mixins_pass_the_class_checks(sb, backend, mixin, fragment):
+    result = await sb.run(FIELD_MIXIN.replace("type=Field", f"type={mixin}"), backend=backend)
+    sb.assert_error(result, "exception", "TypeError", fragment)
+    assert not sb.secret.out_path.exists()
+
+
 async def test_enum_class_keyword_simple_defines_nothing_private(sb):
     # `_simple=True` reaches EnumType.__new__ (class keywords are not name-checked), but the
     # class body is still checked, so no dunder can be defined that way.
