@@ -797,8 +797,10 @@ def _tasks_of(aws: Any, what: str) -> list[Task]:
 
 
 async def wait(aws: Any, *, timeout: Any = None, return_when: str = ALL_COMPLETED) -> tuple[set[Task], set[Task]]:
-    """`asyncio.wait`: `(done, pending)` sets of tasks; nothing is cancelled."""
-    if return_when not in (FIRST_COMPLETED, FIRST_EXCEPTION, ALL_COMPLETED):
+    """`asyncio.wait`: `(done, pending)` sets of tasks; nothing is cancelled. `return_when` is
+    kept as one of the three plain strings: the loop's own callback compares it when a task
+    ends, and a snippet object there would run its `__eq__` as host code."""
+    if type(return_when) is not str or return_when not in (FIRST_COMPLETED, FIRST_EXCEPTION, ALL_COMPLETED):
         raise ValueError(f"Invalid return_when value: {return_when!r}")
     tasks = _tasks_of(aws, "asyncio.wait()")
     delay = None if timeout is None else _seconds(timeout, "asyncio.wait()")

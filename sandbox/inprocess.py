@@ -82,15 +82,28 @@ class InProcessRuntime:
                 ))
             return outcome
         finally:
-            # Pending tasks are closed first, as part of the run (their `finally` blocks run in
-            # the run's own context, under its budget); then the run is sealed.
-            with execution.run_context():
-                sched.close(reraise=False)
+            _after_run(execution, state)
+
+
+def _after_run(execution: Execution, state: SessionState | None) -> None:
+    """The clean-up after every in-process run, each step whatever the one before did: pending
+    tasks closed first, as part of the run (their `finally` blocks run in the run's own context,
+    under its budget), then the run sealed, a session left, the stdlib caches cleared and the
+    shared state put back. A step that raised would otherwise skip the put-back, for the host
+    and every later run."""
+    try:
+        with execution.run_context():
+            execution.scheduler.close(reraise=False)
+    finally:
+        try:
             execution.seal()
             if state is not None:
                 state.leave()
-            _clear_shared_caches()
-            execution.shims.restore_shared()
+        finally:
+            try:
+                _clear_shared_caches()
+            finally:
+                execution.shims.restore_shared()
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,

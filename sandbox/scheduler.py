@@ -147,6 +147,8 @@ async def sleep(delay: float, result: Any = None) -> Any:
 MAX_SLEEP = 1e6
 #: Unfinished tasks a run may have at once (`asyncio.create_task`, the tasks `gather` wraps).
 MAX_TASKS = 10_000
+#: The run's error when one of the event loop's own callbacks failed (`Scheduler._host_action`).
+LOOP_FAILED = "the sandbox's event loop failed; the run was ended"
 
 
 class CancelledError(BaseException):
@@ -622,9 +624,22 @@ class Scheduler:
                 item = self._due.popleft()
                 callbacks, item.callbacks = item.callbacks, []
                 for callback in callbacks:
-                    callback(item)
+                    self._host_action(callback, item)
         finally:
             self._draining = False
+
+    def _host_action(self, action: Callable[..., Any], *args: Any) -> None:
+        """Run one of the loop's own callbacks (a task's done callbacks, a timer's action).
+        They are host code over host values (the asyncio shim copies what it keeps, such as
+        `wait`'s `return_when`, to exact types); one that raises anyway ends the run as
+        `crashed`, through its verdict, and never unwinds through the host, whose clean-up
+        after the run (sealing it, putting back shared state) must run."""
+        try:
+            action(*args)
+        except RunStopped as stopped:
+            self.stopping = self.stopping or stopped
+        except BaseException:
+            self.stopping = self.stopping or self.verdict.stop("crashed", LOOP_FAILED)
 
     def _wake(self, task: _Task, token: Any, value: Any, error: BaseException | None) -> None:
         if not task.done and task.blocked is token:
@@ -720,7 +735,7 @@ class Scheduler:
             action = handle[0]
             if action is not None:
                 handle[0] = None
-                action()
+                self._host_action(action)
 
     @property
     def pending_note(self) -> int:

@@ -688,3 +688,90 @@ return [await t, await g]
 async def test_a_stolen_gather_wait_only_waits_for_that_gather(sb, backend):
     await sb.assert_harmless(STOLEN_GATHER_WAIT, [True, ["v"]], backend=backend)
     assert sb.spy.calls == []
+
+
+# -- what the loop's own callbacks hold -------------------------------------------------------------
+#: `asyncio.wait` kept its `return_when` and compared it in a callback the loop runs when a task
+#: ends: a snippet object there ran its `__eq__` as host code, and what it raised (SystemExit,
+#: out of `sandbox.run` into the host) unwound the in-process clean-up, so a typing cache entry
+#: the run planted stayed for the host and later runs.
+WAIT_RETURN_WHEN = """
+import asyncio, typing
+class W:
+    n = 0
+    def __eq__(self, other):
+        W.n += 1
+        if W.n > 2:
+            raise SystemExit(3)
+        return other == "FIRST_COMPLETED"
+    def __hash__(self):
+        return 1
+class Evil:
+    def __call__(self):
+        pass
+    def __hash__(self):
+        return hash(int)
+    def __eq__(self, other):
+        return True
+    def __repr__(self):
+        return "EVIL"
+planted = typing.List[Evil()]
+async def forever():
+    await asyncio.sleep(100)
+tasks = [asyncio.create_task(forever()) for _ in range(3)]
+await asyncio.wait(tasks, return_when=W())
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_wait_keeps_only_a_plain_return_when(sb, backend):
+    import typing
+
+    result = await sb.run(WAIT_RETURN_WHEN, backend=backend)
+    sb.assert_error(result, "exception", "ValueError: Invalid return_when value")
+    assert repr(typing.List[int]) == "typing.List[int]"
+    later = await sb.run("import typing\nreturn repr(typing.List[int])", backend=backend)
+    assert later.value == "typing.List[int]", later
+
+
+def test_a_failing_loop_callback_ends_the_run_as_crashed_and_goes_no_further() -> None:
+    from sandbox.control import RunStopped, Verdict
+    from sandbox.result import RunError
+    from sandbox.scheduler import LOOP_FAILED, Scheduler
+
+    class Ended:
+        callbacks: list[Any]
+
+    def fails(_item: Any) -> None:
+        raise SystemExit(3)
+
+    ran: list[Any] = []
+    verdict = Verdict()
+    sched = Scheduler(10, verdict)
+    ended = Ended()
+    ended.callbacks = [fails, ran.append]
+    sched._run_callbacks(ended)  # returns: nothing unwinds into the host
+    assert ran == [ended]  # the callbacks after it still ran
+    assert isinstance(sched.stopping, RunStopped)
+    assert verdict.error == RunError("crashed", LOOP_FAILED)
+
+
+def test_the_in_process_clean_up_runs_every_step_whatever_one_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sandbox
+    from sandbox import inprocess
+    from sandbox.execution import Execution
+
+    execution = Execution("return 1", [], sandbox.Limits(), budget=True)
+    steps: list[str] = []
+
+    def close(*, reraise: bool = True) -> None:
+        steps.append("close")
+        raise KeyError("from the loop")
+
+    monkeypatch.setattr(execution.scheduler, "close", close)
+    monkeypatch.setattr(inprocess, "_clear_shared_caches", lambda: steps.append("caches"))
+    monkeypatch.setattr(execution.shims, "restore_shared", lambda: steps.append("put back") or 0)
+    with pytest.raises(KeyError):
+        inprocess._after_run(execution, None)
+    assert steps == ["close", "caches", "put back"]
+    assert not execution.output.open  # sealed
