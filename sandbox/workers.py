@@ -523,6 +523,8 @@ class _Session:
             + FRAME_SLACK
         )
         self.frame_size = 0
+        #: Bytes of the call frames queued or in flight: what the host holds of them, parsed.
+        self.held = 0
         self.send_lock = anyio.Lock()
         self.pid: int | None = None
         self.parent: int | None = None
@@ -590,6 +592,13 @@ class _Session:
                 problem = self._check_call(frame)
                 if problem:
                     return RunResult(error=RunError(*problem))
+                # An honest worker keeps every call's arguments until it is answered, so it
+                # cannot have more out at once than its memory holds; parsed, the host holds
+                # several times as much.
+                frame["_bytes"] = self.frame_size
+                self.held += self.frame_size
+                if self.held > self.limits.memory:
+                    raise ProtocolError("more call arguments outstanding than the worker's memory limit")
                 batch.append(frame)
                 if frame.get("last") is not True:
                     continue  # a batch starts whole or not at all (past max_calls: not at all)
@@ -672,6 +681,7 @@ class _Session:
             outcome = await invoke(self.bindings, frame["name"], args, kwargs, scope)
         finally:
             self.in_flight -= 1
+            self.held -= frame["_bytes"]
             if scope is not None and self.scopes.get(frame["id"]) is scope:
                 del self.scopes[frame["id"]]
         if outcome is None:

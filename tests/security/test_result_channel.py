@@ -290,6 +290,20 @@ async def test_call_arguments_past_max_call_bytes_never_reach_the_binding() -> N
     assert_absent(result, FORGED)
 
 
+async def test_the_host_holds_no_more_call_arguments_than_the_workers_memory() -> None:
+    # A batch never marked last is held, parsed, until it ends: `[]` items are 3 bytes of a
+    # frame and a 56-byte list each on the host. An honest worker keeps each call's arguments
+    # until it is answered, so it never has more out than its memory holds.
+    mib = 1024 * KIB
+    worker = FakeWorker(Limits(wall_time=5, cpu_time=5, memory=16 * mib, max_call_bytes=9 * mib))
+    frames = [call(i, args=[["x" * (9 * mib - 100)], {}], last=False) for i in (1, 2)]
+    result = await worker.serve(frames + [call(3, last=True)])
+    assert result.error == sandbox.RunError(
+        "crashed", "the worker broke the protocol: more call arguments outstanding than the worker's memory limit"
+    )
+    assert worker.calls == []
+
+
 @pytest.mark.parametrize("last", [False, 1, "yes"], ids=["false", "int", "str"])
 async def test_a_malformed_last_flag_is_refused(last: object) -> None:
     worker = FakeWorker()
