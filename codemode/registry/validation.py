@@ -6,27 +6,74 @@ small subset of keywords, so ``compile_validator`` turns that subset into plain 
 check is *sound*: when it says "valid", jsonschema would too. When it says "invalid", or the schema
 uses anything outside the subset, jsonschema decides and lists every violation with its path. Both
 treat tuples (``FrozenList``) as JSON arrays so frozen values validate like plain ones.
+
+The model controls every argument, so the work is bounded by the value's size: ``uniqueItems``
+compares canonical keys in one pass on both paths (jsonschema's own check falls back to
+comparing every pair when the items do not sort, which took 21 s for 20,000 strings and one
+``0``), and at most ``MAX_VIOLATIONS`` violations are collected (half a million wrong items
+once made a 22 MB message and 1.9 GB of error objects).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import itertools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError
+from jsonschema.exceptions import SchemaError, ValidationError
 
 from .frozen import thaw
 
-__all__ = ["SchemaValidator", "Violation", "check_schema", "compile_validator"]
+__all__ = ["MAX_VIOLATIONS", "SchemaValidator", "Violation", "check_schema", "compile_validator"]
 
 _MAX_MESSAGE = 200
+#: Violations listed for one value; past this, one more entry says that more were left out.
+MAX_VIOLATIONS = 20
+#: The entry that stands for the violations not listed.
+MORE_VIOLATIONS = "more violations not listed"
 
 _TYPE_CHECKER = Draft202012Validator.TYPE_CHECKER.redefine(
     "array", lambda _checker, instance: isinstance(instance, (list, tuple))
 )
-_JsonValidator = validators.extend(Draft202012Validator, type_checker=_TYPE_CHECKER)
+
+
+def _json_key(value: Any) -> Any:
+    """A hashable key that is equal for two values exactly when JSON Schema calls them equal
+    (``1 == 1.0``, ``true != 1``, objects by their items, arrays in order)."""
+    kind = type(value)
+    if kind is bool:
+        return (0, value)
+    if kind is int or kind is float:
+        return (1, value)
+    if kind is str:
+        return (2, value)
+    if value is None:
+        return (3,)
+    if isinstance(value, (list, tuple)):
+        return (4, tuple(map(_json_key, value)))
+    if isinstance(value, Mapping):
+        return (5, frozenset((key, _json_key(item)) for key, item in value.items()))
+    return (6, id(value))
+
+
+def _unique(items: Any) -> bool:
+    return len(set(map(_json_key, items))) == len(items)
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """jsonschema's ``uniqueItems``, in one pass."""
+    if unique and validator.is_type(instance, "array") and not _unique(instance):
+        shown = repr(instance)
+        if len(shown) > _MAX_MESSAGE // 2:
+            shown = shown[: _MAX_MESSAGE // 2 - 1] + "…"
+        yield ValidationError(f"{shown} has non-unique elements")
+
+
+_JsonValidator = validators.extend(
+    Draft202012Validator, validators={"uniqueItems": _unique_items}, type_checker=_TYPE_CHECKER
+)
 
 Check = Callable[[Any], bool]
 
@@ -72,8 +119,12 @@ class SchemaValidator:
         if fast is not None and fast(value):
             return []
         # Errors are rare: thaw so messages show JSON-like reprs ([] not (), {} not FrozenDict).
-        errors = sorted(self._full.iter_errors(thaw(value)), key=lambda e: (list(map(str, e.path)), e.message))
-        return [Violation(_format_path(e.path), _shorten(e.message)) for e in errors]
+        found = list(itertools.islice(self._full.iter_errors(thaw(value)), MAX_VIOLATIONS + 1))
+        errors = sorted(found[:MAX_VIOLATIONS], key=lambda e: (list(map(str, e.path)), e.message))
+        listed = [Violation(_format_path(e.path), _shorten(e.message)) for e in errors]
+        if len(found) > MAX_VIOLATIONS:
+            listed.append(Violation("$", MORE_VIOLATIONS))
+        return listed
 
 
 def compile_validator(schema: Mapping[str, Any] | bool) -> SchemaValidator:
@@ -288,6 +339,14 @@ def _any_of(schema: Mapping[str, Any]) -> Check | None:
     return lambda v: any(f(v) for f in fns)  # type: ignore[misc]
 
 
+def _unique_keyword(schema: Mapping[str, Any]) -> Check | None:
+    if schema["uniqueItems"] is False:
+        return _SKIP
+    if schema["uniqueItems"] is not True:
+        return None
+    return lambda v: not _seq(v) or _unique(v)
+
+
 _KEYWORDS: dict[str, Callable[[Mapping[str, Any]], Check | None]] = {
     "type": _type,
     "enum": _enum,
@@ -305,4 +364,5 @@ _KEYWORDS: dict[str, Callable[[Mapping[str, Any]], Check | None]] = {
     "maxLength": _bound("maxLength", lambda v, n: len(v) <= n, _sized),
     "minItems": _bound("minItems", lambda v, n: len(v) >= n, _seq),
     "maxItems": _bound("maxItems", lambda v, n: len(v) <= n, _seq),
+    "uniqueItems": _unique_keyword,
 }
