@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import codecs
 import fnmatch
+import importlib.util
 import math
 import os
 import re
 import stat as stat_module
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -156,8 +158,23 @@ class WritePolicy:
     - ``startup_files`` / ``startup_suffixes``: files Python or direnv load from wherever they
       are (``.pth``, ``sitecustomize.py``, ``usercustomize.py``, ``pyvenv.cfg``, ``.envrc``,
       bytecode);
-    - ``editor_dirs``: editor settings and tasks that can run commands (``.vscode/``, ``.idea/``);
+    - ``loaded_files``: files other common tools load from the directory they run in and run
+      what they name or contain: pdb's ``.pdbrc``, IPython's ``ipython_config.py``, npm's and
+      yarn's ``.npmrc``/``.yarnrc``/``.yarnrc.yml``, vim's and neovim's
+      ``.exrc``/``.nvimrc``/``.nvim.lua``, pre-commit's ``.pre-commit-config.yaml`` (run by ``git
+      commit``), GitLab's ``.gitlab-ci.yml``;
+    - ``editor_dirs``: editor, container and CI settings that can run commands (``.vscode/``,
+      ``.idea/``, ``.zed/``, ``.devcontainer/``, ``.github/``, ``.gitlab/``, ``.circleci/``,
+      ``.husky/``, cargo's ``.cargo/``);
+    - ``shadowed_modules``: at the top of the root, ``NAME.py`` or ``NAME/__init__.py`` where
+      ``NAME`` is a standard-library module (but ``test``) or one installed outside the root:
+      ``python -m pytest`` (or ``pip``...) run there imports it in place of the real one;
     - ``tool_dirs``: caches and dependency trees that tools manage (``IGNORED_DIRS``).
+
+    It is a list of what common tools load on their own, not a proof. Code that a command the
+    user runs to run the project's code executes (a test and pytest's ``conftest.py``, a build
+    script, a ``package.json`` script) is written like any other source: running it is the
+    user's call, as it is for every file the model edits.
 
     Names compare case-insensitively, ignoring trailing dots and spaces. A host that needs
     something else passes its own instance (``dataclasses.replace`` one field) or a subclass
@@ -165,15 +182,22 @@ class WritePolicy:
     """
 
     vcs_dirs: frozenset[str] = frozenset({".git", ".hg", ".svn"})
-    editor_dirs: frozenset[str] = frozenset({".vscode", ".idea"})
+    editor_dirs: frozenset[str] = frozenset(
+        {".vscode", ".idea", ".zed", ".devcontainer", ".github", ".gitlab", ".circleci", ".husky", ".cargo"}
+    )
     tool_dirs: frozenset[str] = IGNORED_DIRS - {".git", ".hg", ".svn"}
     tool_dir_suffixes: tuple[str, ...] = IGNORED_DIR_SUFFIXES
     startup_files: frozenset[str] = frozenset(
         {"sitecustomize.py", "usercustomize.py", "pyvenv.cfg", ".envrc"}
     )
     startup_suffixes: tuple[str, ...] = (".pth", ".pyc")
+    loaded_files: frozenset[str] = frozenset(
+        {".pdbrc", "ipython_config.py", ".npmrc", ".yarnrc", ".yarnrc.yml", ".exrc", ".nvimrc",
+         ".nvim.lua", ".pre-commit-config.yaml", ".gitlab-ci.yml"}
+    )
     git_dirs: bool = True
     virtualenvs: bool = True
+    shadowed_modules: bool = True
 
     def refusal(self, root: Path, path: Path, content: bytes) -> str | None:
         """Why writing ``content`` to ``path`` (a resolved path under ``root``) is refused, or
@@ -187,12 +211,17 @@ class WritePolicy:
             if key in vcs:
                 return f"{part!r} is version-control metadata"
             if key in editor:
-                return f"{part!r} holds editor settings and tasks, which can run commands"
+                return f"{part!r} holds editor, container or CI settings, which can run commands"
             if key in tools or key.endswith(self.tool_dir_suffixes):
                 return f"{part!r} is a cache or dependency directory that tools manage"
         name = _name_key(parts[-1]) if parts else ""
         if name in {_name_key(n) for n in self.startup_files} or name.endswith(self.startup_suffixes):
             return f"{parts[-1]!r} is loaded by Python or direnv wherever it is"
+        if name in {_name_key(n) for n in self.loaded_files}:
+            return f"{parts[-1]!r} is loaded by a common tool run in its directory"
+        module = _top_level_module(parts)
+        if self.shadowed_modules and module is not None and _shadows(module, root):
+            return f"{module!r} would stand in for the installed module of that name in `python -m` run here"
         if self.git_dirs and content.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"gitdir:"):
             return "the content is a gitfile pointer, which git would follow"
         directory = root
@@ -204,6 +233,40 @@ class WritePolicy:
                 return f"{shown!r} is, or would become, a git directory (HEAD, objects and refs)"
             directory = directory / part
         return None
+
+
+def _top_level_module(parts: tuple[str, ...]) -> str | None:
+    """The module a file at the top of the root defines (`json.py`, `pip/__init__.py`), if any."""
+    if len(parts) == 1 and parts[0].endswith(".py"):
+        return parts[0][:-3]
+    if len(parts) == 2 and parts[1] == "__init__.py":
+        return parts[0]
+    return None
+
+
+def _shadows(module: str, root: Path) -> bool:
+    """Whether `module` at the top of `root` would shadow a module `python -m` finds elsewhere:
+    a standard-library one (but `test`, the interpreter's own test suite, which nothing imports
+    on its own), or one installed outside the root (the project's own, installed in place,
+    resolves inside it)."""
+    if not module.isidentifier():
+        return False
+    if module == "test":
+        return False
+    if module in sys.stdlib_module_names:
+        return True
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    origin = None if spec is None else (spec.origin or next(iter(spec.submodule_search_locations or ()), None))
+    if origin is None:
+        return False
+    try:
+        Path(origin).resolve().relative_to(root.resolve())
+    except ValueError:
+        return True
+    return False
 
 
 def _git_dir_after(directory: Path, created: str) -> bool:

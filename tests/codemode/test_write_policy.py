@@ -219,11 +219,52 @@ async def test_direnv_and_editor_files_are_refused(root: Path, path: str) -> Non
     assert not (root / path).exists() and not (root / path).parent.joinpath(".vscode").exists()
 
 
+# --- what other tools load from the directory they run in -------------------------------------
+
+
+@pytest.mark.parametrize("path", [".pdbrc", "sub/ipython_config.py", ".npmrc", ".yarnrc.yml", ".exrc", ".nvim.lua",
+                                  ".pre-commit-config.yaml", ".gitlab-ci.yml", ".cargo/config.toml",
+                                  ".github/workflows/ci.yml", ".devcontainer/devcontainer.json", ".zed/tasks.json",
+                                  ".husky/pre-commit", ".circleci/config.yml"])
+async def test_files_other_tools_load_where_they_run_are_refused(root: Path, path: str) -> None:
+    await refused(tools(root), path, "echo pwned\n")
+    assert not (root / path).exists()
+
+
+def _python_m(root: Path, marker: Path) -> None:
+    subprocess.run([sys.executable, "-m", "json.tool", "--help"], cwd=root, capture_output=True, timeout=60,
+                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+
+
+def test_control_python_m_imports_a_module_from_the_directory_it_runs_in(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    _python_m(tmp_path, marker)
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("path", ["json.py", "json/__init__.py", "pip/__init__.py"])
+async def test_a_top_level_module_that_shadows_an_installed_one_is_refused(root: Path, tmp_path: Path, path: str) -> None:
+    marker = tmp_path / "pwned"
+    text = await refused(tools(root), path, f"open({str(marker)!r}, 'w').close()\n")
+    assert "would stand in for the installed module" in text
+    _python_m(root, marker)
+    assert not marker.exists() and not (root / path).exists()
+
+
+@pytest.mark.parametrize("path", ["mypkg_not_installed/__init__.py", "src/json.py", "json_tools.py", "test/__init__.py",
+                                  "tests/conftest.py", "notes/pip.py"])
+async def test_modules_that_shadow_nothing_a_tool_runs_are_writable(root: Path, path: str) -> None:
+    r = await call(tools(root), "write_file", path=path, content="x = 1\n")
+    assert not r.is_error, r.text
+    assert (root / path).read_text() == "x = 1\n"
+
+
 async def test_an_existing_editor_task_file_is_not_changed(root: Path) -> None:
     (root / ".vscode").mkdir()
     (root / ".vscode" / "tasks.json").write_text('{"tasks": []}')
     r = await call(tools(root), "edit_file", path=".vscode/tasks.json", old="[]", new='[{"command": "touch pwned"}]')
-    assert r.is_error and "editor settings" in r.text
+    assert r.is_error and "editor, container or CI settings" in r.text
     assert (root / ".vscode" / "tasks.json").read_text() == '{"tasks": []}'
 
 
