@@ -170,9 +170,15 @@ class _LogStream:
 
 class _RunContext:
     """`Execution.run_context()`: a plain context manager (a generator-based one would set
-    attributes on the `RunStopped` passing through, which refuses them)."""
+    attributes on the `RunStopped` passing through, which refuses them).
 
-    __slots__ = ("execution", "saved", "was", "stdout")
+    It also takes the thread's async-generator hooks away while snippet code runs: in-process,
+    they are the host's event loop's, which would keep a snippet's async generator and, once it
+    is freed, close it in a task of the host's own, outside the run (a review had one print
+    forever to the host's stdout). Without hooks an async generator is closed where it is
+    freed, as in a worker."""
+
+    __slots__ = ("execution", "saved", "was", "stdout", "hooks")
 
     def __init__(self, execution: Execution) -> None:
         self.execution = execution
@@ -185,8 +191,11 @@ class _RunContext:
         flags["in_run"] = True
         self.stdout = sys.stdout
         sys.stdout = self.execution.log_stream  # type: ignore[assignment]
+        self.hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(firstiter=None, finalizer=None)
 
     def __exit__(self, *exc: object) -> bool:
+        sys.set_asyncgen_hooks(*self.hooks)
         sys.stdout = self.stdout
         self.execution.shim_state["in_run"] = self.was
         # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.

@@ -96,3 +96,39 @@ async def test_the_last_expression_note_reaches_both_backends(sb, backend):
     assert result.ok and result.value is None
     assert result.logs == ["[note] the program's last expression is a 'object', not JSON, so the run "
                            "returns nothing; return a JSON value to see it"]
+
+
+#: An async generator freed while suspended, whose clean-up never ends without running a
+#: statement of the snippet (a C iterator behind `yield from`): the seal cannot stop it.
+ENDLESS_ACLOSE = """
+import asyncio, itertools
+class Late:
+    def __await__(self):
+        yield from itertools.repeat(None)
+async def agen():
+    try:
+        yield 1
+    finally:
+        await Late()
+g = agen()
+async for x in g:
+    break
+del g
+await asyncio.sleep(0.05)
+return "done"
+"""
+
+
+async def test_a_freed_async_generator_is_never_closed_by_the_hosts_event_loop():
+    # In-process, snippet code ran under the host loop's async-generator hooks: the loop kept
+    # the generator and closed it in a task of its own, which ran on after the run (printing to
+    # the host's stdout, or spinning). Without hooks it is closed where it is freed.
+    import asyncio
+
+    import sandbox
+
+    result = await sandbox.run(ENDLESS_ACLOSE, backend="inprocess")
+    assert result.ok and result.value == "done", result
+    await asyncio.sleep(0.2)
+    assert not [task for task in asyncio.all_tasks() if "async_generator" in repr(task)]
+
