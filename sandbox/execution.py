@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .aio import ASYNCIO_SHIM
 from .control import RunStopped, Verdict, after_run_stop
 from .guards import RunGuards, build_builtins, make_globals
-from .jsonvalue import NotJSONError, TooManyItemsError, dumps, to_json_value
+from .jsonvalue import NotJSONError, TooManyItemsError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
 from .namespace import check_call_size, make_namespace
 from .output import MAX_AWAIT_WARNINGS, Output, render_logs
@@ -354,7 +354,7 @@ class Execution:
         except NotJSONError as exc:
             if implicit:
                 # Printed, so the worker reports it too (it sends what was printed, not logs).
-                self.output.print(LAST_VALUE_NOTE.format(type=type(value).__name__))
+                self.output.print(LAST_VALUE_NOTE.format(type=type_name(type(value))))
                 return RunResult(value=None, logs=self.logs())
             return self.failure(RunError("invalid-result", f"the return value is not JSON: {exc}"))
         except RecursionError:
@@ -383,7 +383,6 @@ class Execution:
 
 #: Shown when an exception's `__str__` fails or returns something that is not text.
 UNSHOWABLE = "<exception message could not be shown>"
-_TYPE_NAME = type.__dict__["__name__"]
 _TRACEBACK = BaseException.__dict__["__traceback__"]
 
 
@@ -413,7 +412,7 @@ def format_exception(exc: BaseException, source: str, label: str = "tools") -> s
             name = "<snippet>" if code.co_name == ENTRY_POINT else code.co_name
             frames.append((tb.tb_lineno, name))
         tb = tb.tb_next
-    name = _TYPE_NAME.__get__(type(exc))
+    name = type_name(type(exc))
     text = cut_text(_safe_str(exc), MAX_EXCEPTION_TEXT)
     out = [f"{name}: {text}" if text else name]
     if isinstance(exc, BaseExceptionGroup):
@@ -454,7 +453,7 @@ def _group_lines(group: BaseExceptionGroup) -> list[str]:
     members = _GROUP_MEMBERS.__get__(group)
     out = []
     for i, member in enumerate(members[:MAX_GROUP_LINES], 1):
-        name = _TYPE_NAME.__get__(type(member))
+        name = type_name(type(member))
         text = cut_text(_safe_str(member), MAX_EXCEPTION_TEXT // MAX_GROUP_LINES)
         out.append(f"  [{i}] {name}: {text}" if text else f"  [{i}] {name}")
     if len(members) > MAX_GROUP_LINES:

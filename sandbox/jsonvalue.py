@@ -54,9 +54,20 @@ class TooManyItemsError(ValueError):
         super().__init__(f"the value holds more than {limit} items")
 
 
+_TYPE_NAME = type.__dict__["__name__"]
+
+
+def type_name(kind: type) -> str:
+    """A type's name as an exact `str`, for host text: read from its slot (never a metaclass's
+    answer), and copied, since a snippet may set its class's `__name__` to a `str` subclass whose
+    `__format__` would otherwise run, or raise, wherever the host formats the name."""
+    name = _TYPE_NAME.__get__(kind)
+    return str.__str__(name) if isinstance(name, str) else "?"
+
+
 def _type_name(value: Any) -> str:
     # Never call repr() here: a snippet's __repr__ may raise or lie.
-    return type(value).__name__
+    return type_name(type(value))
 
 
 #: Where a part sits: the root's name, or a (where its container sits, key or index) link,

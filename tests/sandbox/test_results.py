@@ -173,6 +173,31 @@ def test_a_traceback_is_written_only_as_far_as_the_message_keeps_it(backend: str
     assert message.endswith(quoted[-1])
 
 
+NAMED_BY_A_STR_SUBCLASS = """
+class S(str):
+    def __format__(self, spec):
+        raise ValueError("formatted by the host")
+class C(Exception):
+    pass
+C.__name__ = S("C")
+"""
+
+
+def test_a_class_named_by_a_str_subclass_is_described_with_plain_text(backend: str) -> None:
+    # A class's `__name__` may be a `str` subclass: the host's own text about the run (the
+    # error's first line, a not-JSON result, the last expression's note) formatted it, which
+    # ran its `__format__` as host code, and what it raised escaped `sandbox.run`.
+    raised = run(NAMED_BY_A_STR_SUBCLASS + "raise C('x')", backend)
+    assert raised.error is not None and raised.error.kind == "exception", raised
+    assert raised.error.message.startswith("C: x\nTraceback")
+    returned = run(NAMED_BY_A_STR_SUBCLASS + "return C('x')", backend)
+    assert returned.error == RunError(
+        "invalid-result", "the return value is not JSON: C is not JSON; convert it to dict, list, str or a number at $"
+    )
+    last = run(NAMED_BY_A_STR_SUBCLASS + "C('x')", backend)
+    assert last.ok and last.logs and "C" in last.logs[-1], last
+
+
 def test_a_long_source_line_is_quoted_as_a_window_around_the_error(backend: str) -> None:
     code = "x = [" + "1, " * 200 + "?" + ", 2" * 200 + "]"
     result = run(code, backend)
