@@ -204,7 +204,22 @@ def _clear_shared_caches() -> None:
 #: The value types a host enum's value-to-member map is keyed on; anything else in it was put
 #: there by a run (a flag class called with a snippet's lying `int` subclass caches a pseudo
 #: member under that object, `type(re.I)(x)` for example).
-_PLAIN_VALUES = frozenset({int, str, bytes, float, bool, tuple, frozenset, type(None)})
+_PLAIN_VALUES = frozenset({int, str, bytes, float, bool, type(None)})
+
+
+def _plain_key(key: object) -> bool:
+    """A key hashing and comparing runs no snippet code: a plain scalar, or an exact tuple or
+    frozenset of plain keys (read through the base types' own iterators). A tuple holding a
+    snippet object hashes it: the clean-up once ran a sealed run's `__hash__` that way, whose
+    stop then escaped into the host on every later run."""
+    kind = type(key)
+    if kind in _PLAIN_VALUES:
+        return True
+    if kind is tuple:
+        return all(map(_plain_key, tuple.__iter__(key)))  # type: ignore[arg-type]
+    if kind is frozenset:
+        return all(map(_plain_key, frozenset.__iter__(key)))  # type: ignore[arg-type]
+    return False
 
 
 #: The enum types a stdlib enum class derives from directly; a new direct subclass of one of
@@ -244,9 +259,9 @@ class _EnumValueMaps:
             members = cls.__dict__.get("_value2member_map_")
             if isinstance(members, dict):
                 maps.append(members)
-                if not _PLAIN_VALUES.issuperset(map(type, members)):
+                if not all(map(_plain_key, members)):
                     # Rebuilt, not popped: popping hashes the snippet's key, which runs its code.
-                    kept = {k: v for k, v in members.items() if type(k) in _PLAIN_VALUES}
+                    kept = {k: v for k, v in members.items() if _plain_key(k)}
                     members.clear()
                     members.update(kept)
         self.signature, self.maps, self.lengths = signature, maps, list(map(len, maps))

@@ -145,14 +145,18 @@ class ShimSet:
 
     def __init__(self, guards: RunGuards, asyncio_attrs: Mapping[str, Any], *, wall_time: float = 30.0,
                  deadline: float | None = None, expire: Callable[[], BaseException] | None = None,
-                 print_fn: Callable[..., None] = print) -> None:
+                 print_fn: Callable[..., None] = print, _freezing: bool = False) -> None:
         if deadline is None:
             deadline = _time.monotonic() + wall_time
         self._ctx = ShimContext(guards, asyncio_attrs, wall_time, deadline, expire, print_fn)
         self._shims: dict[str, ModuleShim] = {}
-        if not crossing.SHARED.ready:
-            self._bind_default_builtins()  # the freeze builds the per-run tables, preludes too
-        _freeze_shared(self._ctx)
+        if not crossing.SHARED.ready and not _freezing:
+            # The freeze builds the per-run tables, preludes too, from a context of its own: the
+            # shared records then hold that build, never this run's hooks (a prelude's `_tick_`
+            # bound to this run's budget kept the first run's objects alive for the process).
+            scratch = ShimSet(type(guards)(), asyncio_attrs, _freezing=True)
+            scratch._bind_default_builtins()
+            _freeze_shared(scratch._ctx)
 
     @property
     def context(self) -> ShimContext:

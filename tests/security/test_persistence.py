@@ -633,3 +633,29 @@ async def test_god_mode_writes_to_c_fields_are_not_seen_by_the_next_run(
     assert Fraction(3, 4).numerator == 3 and textwrap.dedent("  x") == "x"
     assert abs.__module__ == "builtins" and str.maketrans("a", "b") == {97: 98}
 
+
+def test_the_first_run_of_a_process_leaves_nothing_alive_in_the_shared_records() -> None:
+    # The freeze, before the process's first run, built the per-run tables and preludes with
+    # that run's own context; the shared records then held prelude functions whose globals a
+    # run refills with its hooks, so the first run's budget (and what its last stop's traceback
+    # held) stayed alive for the process. The freeze builds from a context of its own.
+    root = ROOT
+    probe = textwrap.dedent(f"""
+        import gc, sys
+        sys.path.insert(0, {str(root)!r})
+        import sandbox
+        from sandbox.execution import Budget, Execution
+        run = Execution("import contextlib, functools\\nclass Marker:\\n    pass\\nm = Marker()\\nreturn 1",
+                        [], sandbox.Limits(), budget=True)
+        run.start()
+        run.step()
+        assert run.result().value == 1
+        run.seal()
+        del run
+        gc.collect()
+        print(sum(type(o) is Budget for o in gc.get_objects()), sum(type(o).__name__ == "Marker" for o in gc.get_objects()))
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "0"], done.stdout
+

@@ -102,6 +102,30 @@ def test_enum_bypass_copy_gadget_cannot_modify_host_class(isolated):
     assert report["next"]["value"] == "[1]"
 
 
+def test_the_clean_up_of_enum_value_maps_never_hashes_a_runs_object(isolated):
+    # The in-process clean-up rebuilds an enum's value map without the keys a run planted; it
+    # took a tuple for a plain key and rehashed it, running the snippet's `__hash__` after the
+    # seal, and the stop escaped into the host (the class stayed alive, so on every later run).
+    code = """
+import enum, re
+class K:
+    def __hash__(self):
+        return 7
+    def __eq__(self, other):
+        return self is other
+class E(enum.Enum):
+    A = K()
+    B = (1, K())
+re.I | re.M | re.S | re.X | re.A
+return "ok"
+"""
+    report = isolated(code, "import re\nstate = repr(re.I | re.M | re.S | re.X | re.A)")
+    assert not report["hung"]
+    assert report["result"]["value"] == "ok" and report["result"]["error"] is None, report["result"]
+    assert report["after"] == report["before"]
+    assert report["next"]["value"] == "[1]"
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_enum_functional_api_plain_forms_still_refused(sb, backend):
     for names in ("'A __reduce_ex__'", "{'A': 1, '__copy__': None}", "[('A', 1), ('_x', 2)]"):
