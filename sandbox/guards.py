@@ -74,7 +74,7 @@ __all__ = [  # what other modules and the tests take from here, the crossing's n
     "CHECKED_REPLACEMENTS", "SEALED", "UNSUBCLASSABLE", "CheckedMethods", "ReadOnly", "RunGuards",
     "SafeType", "attribute_problem", "build_builtins", "guarded_getattr", "guarded_hasattr",
     "is_snippet_function", "make_globals", "metaclass_for", "plain_name", "safe_format", "safe_format_map",
-    "seal",
+    "seal", "unjudged_methods",
 ]
 #: Private names the stdlib's class machinery stores on (the snippet's own) classes and trusts.
 HOST_MACHINERY_PREFIXES = ("_abc_",)
@@ -737,6 +737,15 @@ def metaclass_for(bases: tuple[Any, ...]) -> type:
         elif not issubclass(meta, base_meta):
             raise TypeError("the bases of this class have conflicting metaclasses")
     return meta
+
+
+def unjudged_methods(bases: tuple[Any, ...]) -> list[str]:
+    """The comparisons, binary operators and exits a class with `bases` would inherit unjudged:
+    what the class factory gives a forwarder (`crossing.judged_methods`). Host code that builds
+    a class past the factory (enum's functional API) refuses bases that bring any, since such a
+    method may hand what C code gives it to code the snippet controls (an `OrderedDict` mixin's
+    `|` gave a member's `_missing_` a mappingproxy's own dictionary)."""
+    return sorted(judged_methods(bases, {}, _has_prologue))
 
 
 class _ClassFactory:

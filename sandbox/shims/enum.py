@@ -3,9 +3,11 @@
 The functional API (`Enum("Color", {...})`) builds a class from data, outside the
 class-statement checks, so member names starting with "_" (which would define dunders such as
 `__reduce_ex__`) are refused, and a mixin given as `type=` passes the checks every base of a
-snippet class passes (`guards.metaclass_for`): a review mixed in `dataclasses.Field` this way,
+snippet class passes (`guards.metaclass_for`: a review mixed in `dataclasses.Field` this way,
 which no class statement may subclass, and `@dataclass` pasted the subclass's `name` into
-source it executes. `cls.mro()` hides the real memberless bases (see the guards).
+source it executes), and brings no operator the class factory would have judged
+(`guards.unjudged_methods`: an `OrderedDict` mixin's `|` handed a mappingproxy's dictionary to
+the enum's `_missing_`); a class statement takes such a mixin. `cls.mro()` hides the real memberless bases (see the guards).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from ..guards import metaclass_for
+from ..guards import metaclass_for, unjudged_methods
 from .base import pick
 
 NAME = "enum"
@@ -28,6 +30,8 @@ class _EnumType(enum.EnumType):
             mixin = kwargs.get("type")
             if mixin is not None:
                 metaclass_for((mixin, cls))
+                if unjudged_methods((mixin,)):
+                    raise TypeError(f"an enum with the mixin '{mixin.__name__}' needs a class statement in the sandbox")
             for key in ("module", "qualname"):
                 if kwargs.get(key) is not None and type(kwargs[key]) is not str:
                     raise TypeError(f"enum {key} must be a plain string in the sandbox")

@@ -150,7 +150,7 @@ async def test_enum_functional_api_keywords_are_harmless(sb):
 #: review mixed in `dataclasses.Field` and had `@dataclass` paste the subclass's `name` (a
 #: property among the members) into source it executes. Mixins pass the checks every base does.
 FIELD_MIXIN = """
-import enum, dataclasses, asyncio
+import enum, dataclasses, asyncio, collections
 Field = type(dataclasses.field())
 M = dataclasses.MISSING
 src = "a=open(OUT_PATH, 'w').write('ran'),*b"
@@ -169,6 +169,8 @@ return "made"
 @pytest.mark.parametrize(("mixin", "fragment"), [
     ("Field", "'Field' cannot be subclassed in the sandbox"),
     ("asyncio.Lock", "cannot be subclassed in the sandbox"),
+    # Its `|` calls `type(self)(operand)`: a mappingproxy's dictionary would reach `_missing_`.
+    ("collections.OrderedDict", "an enum with the mixin 'OrderedDict' needs a class statement in the sandbox"),
 ])
 async def test_enum_functional_api_mixins_pass_the_class_checks(sb, backend, mixin, fragment):
     result = await sb.run(FIELD_MIXIN.replace("type=Field", f"type={mixin}"), backend=backend)
