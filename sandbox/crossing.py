@@ -281,8 +281,9 @@ _OWN_METHODS: dict[int, tuple[Any, set[type]]] = {}
 
 def _register_own(cls: type, value: Any) -> None:
     entries = [value]
-    if type(value) is property:
-        entries += [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+    parts = _accessors(value)
+    if parts is not None:
+        entries += [f for f in parts[:3] if f is not None]
     for entry in entries:
         if type(entry) is types.FunctionType or type(entry) is property:
             _OWN_METHODS.setdefault(id(entry), (entry, set()))[1].add(cls)
@@ -301,7 +302,8 @@ def register_host_methods(classes: Iterable[type]) -> None:
     for cls in classes:
         qualname = type.__getattribute__(cls, "__qualname__")
         for value in type.__getattribute__(cls, "__dict__").values():
-            fns = (value.fget, value.fset, value.fdel) if type(value) is property else (value,)
+            parts = _accessors(value)
+            fns = parts[:3] if parts is not None else (value,)
             if any(type(fn) is types.FunctionType and fn.__qualname__.rpartition(".")[0] == qualname for fn in fns):
                 _register_own(cls, value)
 
@@ -426,16 +428,39 @@ _OwnReceiver.__doc__ = property(lambda self: self._fn.__doc__)  # type: ignore[a
 CheckedMethods.__name__ = CheckedMethods.__qualname__ = "type"
 
 
+def _accessors(value: Any) -> tuple[Any, Any, Any, Any] | None:
+    """fget, fset, fdel and doc of a property or `types.DynamicClassAttribute` (`enum.property`,
+    which `EnumType` builds in the snippet's own enum around a base's raw accessors), read from
+    their slots or instance dictionary, so a subclass's descriptors never answer; None for
+    anything else."""
+    if isinstance(value, property):
+        return tuple(_PROPERTY_FIELDS[name].__get__(value) for name in ("fget", "fset", "fdel", "__doc__"))  # type: ignore[return-value]
+    if isinstance(value, types.DynamicClassAttribute):
+        held = object.__getattribute__(value, "__dict__")
+        return held.get("fget"), held.get("fset"), held.get("fdel"), held.get("__doc__")
+    return None
+
+
+_PROPERTY_FIELDS = {name: property.__dict__[name] for name in ("fget", "fset", "fdel", "__doc__")}
+
+
 def _judge_own(value: Any) -> Any:
-    """A registered raw function or property of a `CheckedMethods` class behind the check;
+    """A registered raw function of a `CheckedMethods` class behind the check, and a property
+    that is one or holds one as an accessor (host code builds such properties in the snippet's
+    own classes: `EnumType`'s redirects) as a plain property over the checked accessors;
     anything else as it is (the fast path of `CheckedMethods` and `super` reads)."""
     kind = type(value)
     if kind is types.FunctionType:
         return _OwnReceiver(value) if _owners(value) else value
+    parts = _accessors(value)
+    if parts is None:
+        return value
+    *accessors, doc = parts
+    registered = [type(f) is types.FunctionType and bool(_owners(f)) for f in accessors]
     if kind is property and _owners(value):
-        return property(
-            *(None if f is None else _OwnReceiver(f) for f in (value.fget, value.fset, value.fdel)), value.__doc__
-        )
+        return property(*(None if f is None else _OwnReceiver(f) for f in accessors), doc)
+    if any(registered):
+        return property(*(_OwnReceiver(f) if mine else f for f, mine in zip(accessors, registered, strict=True)), doc)
     return value
 
 
@@ -689,7 +714,7 @@ def judge(value: Any) -> Any:
         row = _FORBIDDEN_FUNCTIONS.get(id(value.__func__))
         if row is not None and row[0] is value.__func__:
             return row[1](value)
-    elif kind is types.FunctionType or kind is property:
+    elif kind is types.FunctionType or isinstance(value, (property, types.DynamicClassAttribute)):
         row = _FORBIDDEN_FUNCTIONS.get(id(value))
         if row is not None and row[0] is value:
             return row[1](value)

@@ -229,6 +229,13 @@ HOST_FOREIGN_SELF = [
     # `Flag.__invert__`, which run on a class calls its real metaclass): `vars()` judges them.
     pytest.param("import enum\nclass F(enum.Flag):\n    A = 1\nvars(F)['__invert__'](textwrap.TextWrapper)",
                  "'__invert__' for 'Flag' objects doesn't apply to a 'type' object", id="vars-of-a-class-host-code-filled"),
+    # `EnumType` puts a member named like a base's property behind an `enum.property` that
+    # holds the base's raw accessors; `vars()` judges what those hold too.
+    pytest.param("import enum, calendar\nclass E(calendar.Calendar, enum.Enum):\n    firstweekday = 1\n"
+                 "vars(E)['firstweekday'].fset(fake, 4)", "'setfirstweekday' for 'Calendar' objects doesn't apply "
+                 "to a 'Fake' object", id="enum-redirect-accessor"),
+    pytest.param("import enum\nclass E(enum.Enum):\n    value = 1\nvars(E)['value'].fget(fake)",
+                 "'value' for 'Enum' objects doesn't apply to a 'Fake' object", id="enum-value-accessor"),
     # A namedtuple's `_asdict`/`_replace` are readable private names, routed as public ones are.
     pytest.param("import urllib.parse\nurllib.parse.SplitResult._asdict(fake)",
                  "'_asdict' for 'SplitResult' objects doesn't apply to a 'Fake' object", id="namedtuple-asdict"),
