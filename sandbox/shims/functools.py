@@ -96,6 +96,11 @@ def refuse_field_subclasses(cls: Any) -> None:
 #: What `@dataclass` reads the field names it pastes into source from: the class's own
 #: annotations, and every class's fields.
 _FIELD_INPUTS = ("__annotations__", "__dataclass_fields__")
+#: The module `@dataclass` sees for the class while it runs: it executes the generated methods
+#: in `sys.modules[cls.__module__].__dict__`, and a snippet names any module there (a review's
+#: `C.__module__ = "itertools"` put `__builtins__` into the host's `itertools` for good). No
+#: module has this name, so they are executed in fresh globals.
+_SNIPPET_MODULE = "__snippet__"
 
 
 def _read_only_field_inputs(cls: type, guards: RunGuards) -> list[tuple[type, str, Any, Any]]:
@@ -103,10 +108,14 @@ def _read_only_field_inputs(cls: type, guards: RunGuards) -> list[tuple[type, st
     length of the call, and check those (`refuse_field_subclasses`): snippet code runs inside
     the call (a default's `__get__`, which the decorator calls for every field), and a review
     had it swap a key of the class's live annotations after the check, a name that then ran as
-    part of `__eq__`'s generated source. A class the snippet does not own is frozen. Returns
-    what to put back (`_restore_field_inputs`)."""
+    part of `__eq__`'s generated source. A class the snippet does not own is frozen. The
+    class's `__module__` reads `_SNIPPET_MODULE` meanwhile. Returns what to put back
+    (`_restore_field_inputs`)."""
     swapped: list[tuple[type, str, Any, Any]] = []
     try:
+        module = type.__getattribute__(cls, "__dict__").get("__module__", None)
+        type.__setattr__(cls, "__module__", _SNIPPET_MODULE)
+        swapped.append((cls, "__module__", module, _SNIPPET_MODULE))
         for klass in type.__getattribute__(cls, "__mro__"):
             own = type.__getattribute__(klass, "__dict__")
             params = own.get("__dataclass_params__", None)

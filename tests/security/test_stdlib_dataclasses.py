@@ -165,6 +165,18 @@ return [repr(P(1)), P(1) < P(2), repr(Q(1, 2, [3])), type(P.__annotations__).__n
                                     ["later", "x", "y"]], backend=backend)
 
 
+async def test_the_generated_methods_never_run_in_a_host_modules_globals(sb):
+    # `@dataclass` executes what it generates in `sys.modules[cls.__module__].__dict__`; a
+    # snippet names the module, and `exec` put `__builtins__` into the host's `itertools`.
+    import itertools
+
+    assert "__builtins__" not in vars(itertools)
+    code = ("import dataclasses\nclass C:\n    x: int = 1\nC.__module__ = 'itertools'\n"
+            "D = dataclasses.dataclass(C)\nreturn [repr(D(2)), D.__module__]")
+    await sb.assert_harmless(code, ["C(x=2)", "itertools"], backend="inprocess")
+    assert "__builtins__" not in vars(itertools)
+
+
 async def test_real_field_names_still_come_from_the_class_body(sb):
     # The decorator overwrites a plain Field's name with the (policy-checked) annotation name.
     code = (
