@@ -729,7 +729,7 @@ async def test_wait_keeps_only_a_plain_return_when(sb, backend):
 
     result = await sb.run(WAIT_RETURN_WHEN, backend=backend)
     sb.assert_error(result, "exception", "ValueError: Invalid return_when value")
-    assert repr(typing.List[int]) == "typing.List[int]"
+    assert repr(typing.List[int]) == "typing.List[int]"  # noqa: UP006 - the cache a snippet poisoned
     later = await sb.run("import typing\nreturn repr(typing.List[int])", backend=backend)
     assert later.value == "typing.List[int]", later
 
