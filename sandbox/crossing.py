@@ -508,24 +508,36 @@ _PLAIN_OPERAND_CLASSES = frozenset({
 })
 
 
+_MRO = type.__dict__["__mro__"]
+
+
 def _linearization(bases: tuple[type, ...]) -> list[type]:
     """The classes a new class with `bases` would inherit from, in CPython's (C3) order, read
-    before the class exists (its bases' `__init_subclass__` may already compare instances). An
-    inconsistent order ends early; `type.__new__` then raises CPython's own error."""
-    pending = [list(base.__mro__) for base in bases] + [list(bases)]
+    before the class exists (its bases' `__init_subclass__` may already compare instances),
+    from the orders CPython stored for the bases. How often each class still waits in a tail is
+    counted, so a head is tested at once: a review's class of 1,000 bases cost 43 s of host CPU
+    with a tail scan per head. An inconsistent order ends early; `type.__new__` then raises
+    CPython's own error."""
+    seqs = [_MRO.__get__(base) for base in bases] + [bases]
+    waiting: dict[int, int] = {}
+    for seq in seqs:
+        for cls in seq[1:]:
+            waiting[id(cls)] = waiting.get(id(cls), 0) + 1
+    at = [0] * len(seqs)
     order: list[type] = []
-    while pending := [seq for seq in pending if seq]:
-        for seq in pending:
-            head = seq[0]
-            if not any(head is other for rest in pending for other in rest[1:]):
+    while True:
+        for i, seq in enumerate(seqs):
+            if at[i] < len(seq) and not waiting.get(id(seq[at[i]])):
+                head = seq[at[i]]
                 break
         else:
-            return order
+            return order  # every sequence is done, or the order is inconsistent
         order.append(head)
-        for seq in pending:
-            if seq[0] is head:
-                del seq[0]
-    return order
+        for i, seq in enumerate(seqs):
+            if at[i] < len(seq) and seq[at[i]] is head:
+                at[i] += 1
+                if at[i] < len(seq):
+                    waiting[id(seq[at[i]])] -= 1
 
 
 def _forwarder(name: str, held: Any, owner: type | None, judged: Callable[..., tuple[Any, ...]],

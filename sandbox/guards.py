@@ -723,7 +723,7 @@ def metaclass_for(bases: tuple[Any, ...]) -> type:
             raise TypeError(f"the metaclass of base '{base.__name__}' is not supported in the sandbox")
         if issubclass(base, type) or SafeType in base.__mro__:
             raise TypeError("defining metaclasses is not allowed in the sandbox")
-        mro = type.mro(base)
+        mro = type.__dict__["__mro__"].__get__(base)  # as stored: `type.mro` computes it again
         for sealed in mro:
             if sealed in SEALED:
                 shown = f"{SEALED[sealed]}.{base.__name__}" if SEALED[sealed] else f"'{base.__name__}'"
