@@ -296,6 +296,11 @@ class Execution:
         own context, so flags and precision never leak into the host thread's context."""
         with self.run_context():
             self.scheduler.run_ready()
+        budget = self.budget
+        if budget is not None and budget.expired is None and time.monotonic() > budget.deadline:
+            # Ticks read the clock only every TICK_CHECK_EVERY ticks, and one tick's C or host
+            # work (`sum(range(10**9))`) can run long: a step that ends late ends the run.
+            raise budget.expire_wall()
 
     def run_context(self) -> _RunContext:
         """Install the run's own decimal context around snippet code: every step, and the

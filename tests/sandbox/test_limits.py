@@ -143,14 +143,48 @@ def test_call_arguments_that_share_a_list_forty_levels_deep_are_refused(backend:
     assert calls == []
 
 
+@pytest.mark.parametrize("backend", ["inprocess", "worker"])
+def test_one_long_string_many_times_is_refused_before_it_is_joined_or_copied(backend: str) -> None:
+    # A review printed and returned one 10,000-character string a hundred thousand times: the
+    # host joined and copied a gigabyte (1.9 GB of host memory in-process) before the size
+    # checks ran. The checks count as they go: the output floods, the value is refused.
+    long = "s = 'a' * 10_000\n"
+    printed = run(long + "print(*([s] * 100_000))", backend, limits=Limits(max_output=1000))
+    assert printed.error is not None and printed.error.kind == "output-limit", printed
+    assert sum(len(line) for line in printed.logs) < 2000
+    returned = run(long + "return [s] * 100_000", backend, limits=Limits(max_result=1000))
+    assert returned.error == RunError(
+        "invalid-result", "the return value is more than 1000 bytes of JSON; the limit is 1000 bytes. "
+        "Return a summary or a slice")
+
+
+def test_printing_many_parts_keeps_what_fits() -> None:
+    result = run("print(*range(3), sep='-', end='!\\n')\nprint('x' * 30, 'y' * 30)", "inprocess",
+                 limits=Limits(max_output=1000))
+    assert result.ok and result.logs == ["0-1-2!", "x" * 30 + " " + "y" * 30]
+
+
 def test_shared_lists_count_where_they_appear() -> None:
-    from sandbox.jsonvalue import TooManyItemsError
+    from sandbox.jsonvalue import TooLargeError
 
     shared = [1, 2]
-    value = {"x": [shared, shared, shared]}  # 1 + 3 + 3 * 2 = 10 items
-    assert to_json_value(value, max_items=10) == {"x": [[1, 2], [1, 2], [1, 2]]}
-    with pytest.raises(TooManyItemsError):
-        to_json_value(value, max_items=9)
+    value = {"x": [shared, shared, shared]}  # 1 + 1 (the key's text) + 3 + 3 * 2 = 11
+    assert to_json_value(value, max_bytes=11) == {"x": [[1, 2], [1, 2], [1, 2]]}
+    with pytest.raises(TooLargeError):
+        to_json_value(value, max_bytes=10)
+    text = "é" * 1000
+    assert to_json_value([text] * 3, max_bytes=3003) == [text] * 3
+    with pytest.raises(TooLargeError):  # a string counts wherever it appears, before it is copied
+        to_json_value([text] * 100_000, max_bytes=3003)
+
+
+def test_a_step_that_ends_past_the_deadline_ends_the_run_in_process() -> None:
+    # In-process, ticks read the clock only every few thousand ticks, and one tick's C work can
+    # run long (a review made one class with a thousand bases: 45 s, reported as success). A
+    # step that ends past the deadline ends the run. (10**8 additions take far longer than
+    # 0.2 s on any machine this runs on.)
+    result = run("return sum(range(10**8))", "inprocess", limits=Limits(wall_time=0.2))
+    assert result.error is not None and result.error.kind == "timeout", result
 
 
 def test_recursion_depth() -> None:
