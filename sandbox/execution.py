@@ -30,7 +30,7 @@ from .policy import (
     PolicyError,
     compile_snippet,
 )
-from .raised import mark_raised, raised_by_snippet
+from .raised import mark_raised, out_of_memory
 from .result import MAX_ERROR_MESSAGE, RunError, RunResult, cut_text
 from .scheduler import (
     CallRequest,
@@ -240,7 +240,8 @@ class Execution:
         self.label = namespace
         self.output = Output(limits.max_output, self.verdict)
         self.log_stream = _LogStream(self.output)
-        self.scheduler = Scheduler(limits.max_calls, self.verdict, report=self.output.print)
+        self.scheduler = Scheduler(limits.max_calls, self.verdict, report=self.output.print,
+                                   memory=memory_message(limits.memory))
         self.budget = Budget(limits, self.verdict) if budget else None
         self.pending_calls: list[PendingCall] = []
         self.decimal_context = decimal.Context()
@@ -379,7 +380,7 @@ class Execution:
         run of a session) is the snippet's own `exception`."""
         if self.verdict.error is not None:
             return self.verdict.error
-        if type(exc) is MemoryError and not raised_by_snippet(exc):
+        if out_of_memory(exc):
             return RunError("memory", memory_message(self.limits.memory))
         with self.run_context():  # the snippet's own `__str__` runs here
             error = RunError("exception", format_exception(exc, self.source, self.label))

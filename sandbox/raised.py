@@ -31,3 +31,9 @@ def mark_raised(exc: Any) -> Any:
 
 def raised_by_snippet(exc: BaseException) -> bool:
     return vars(exc).get(_RAISED_MARK) is True
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """`exc` is an allocation failure the interpreter raised: the run's `memory` kind, wherever
+    in the run it surfaced (the snippet's code, or the loop's own callbacks)."""
+    return type(exc) is MemoryError and not raised_by_snippet(exc)

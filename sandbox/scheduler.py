@@ -20,6 +20,7 @@ from typing import Any
 
 from .control import RunStopped, Verdict
 from .guards import CheckedMethods
+from .raised import out_of_memory
 
 
 class ToolCallError(Exception):
@@ -298,10 +299,13 @@ class Scheduler:
     `close()` before reading the result.
     """
 
-    def __init__(self, max_calls: int, verdict: Verdict, report: Callable[[str], None] | None = None) -> None:
+    def __init__(self, max_calls: int, verdict: Verdict, report: Callable[[str], None] | None = None,
+                 memory: str = "the run exceeded its memory limit") -> None:
         self.max_calls = max_calls
         #: The run whose call and task caps this scheduler enforces.
         self.verdict = verdict
+        #: The run's `memory` message, for an allocation failure in the loop's own callbacks.
+        self.memory = memory
         #: Where a failing `call_soon` callback is reported (the run's log), as CPython's loop
         #: logs it; the program goes on.
         self.report = report
@@ -631,15 +635,18 @@ class Scheduler:
     def _host_action(self, action: Callable[..., Any], *args: Any) -> None:
         """Run one of the loop's own callbacks (a task's done callbacks, a timer's action).
         They are host code over host values (the asyncio shim copies what it keeps, such as
-        `wait`'s `return_when`, to exact types); one that raises anyway ends the run as
-        `crashed`, through its verdict, and never unwinds through the host, whose clean-up
-        after the run (sealing it, putting back shared state) must run."""
+        `wait`'s `return_when`, to exact types); one that raises anyway ends the run through
+        its verdict, as `memory` if the interpreter could not allocate (the snippet can make
+        the loop's bookkeeping large), else as `crashed`, and never unwinds through the host,
+        whose clean-up after the run (sealing it, putting back shared state) must run."""
         try:
             action(*args)
         except RunStopped as stopped:
             self.stopping = self.stopping or stopped
-        except BaseException:
-            self.stopping = self.stopping or self.verdict.stop("crashed", LOOP_FAILED)
+        except BaseException as exc:
+            failed = self.verdict.stop("memory", self.memory) if out_of_memory(exc) else self.verdict.stop(
+                "crashed", LOOP_FAILED)
+            self.stopping = self.stopping or failed
 
     def _wake(self, task: _Task, token: Any, value: Any, error: BaseException | None) -> None:
         if not task.done and task.blocked is token:

@@ -775,3 +775,35 @@ def test_the_in_process_clean_up_runs_every_step_whatever_one_raises(monkeypatch
         inprocess._after_run(execution, None)
     assert steps == ["close", "caches", "put back"]
     assert not execution.output.open  # sealed
+
+
+def test_an_allocation_failure_in_a_loop_callback_is_the_memory_limit() -> None:
+    # The loop's bookkeeping grows with what the snippet hands it (a gather of one task listed
+    # six million times settles a list of six million results): running out of memory there is
+    # the run's `memory`, as anywhere else in the run, never the sandbox's `crashed`.
+    from sandbox.control import Verdict
+    from sandbox.raised import mark_raised
+    from sandbox.scheduler import Scheduler
+
+    class Ended:
+        callbacks: list[Any]
+
+    def allocates(_item: Any) -> None:
+        raise MemoryError
+
+    verdict = Verdict()
+    sched = Scheduler(10, verdict, memory="the run exceeded its memory limit of 1 MiB")
+    ended = Ended()
+    ended.callbacks = [allocates]
+    sched._run_callbacks(ended)
+    assert (verdict.error.kind, verdict.error.message) == ("memory", "the run exceeded its memory limit of 1 MiB")
+
+    def raises_the_snippets(_item: Any) -> None:
+        raise mark_raised(MemoryError("FAKE"))
+
+    verdict = Verdict()
+    sched = Scheduler(10, verdict)
+    ended.callbacks = [raises_the_snippets]
+    sched._run_callbacks(ended)
+    assert verdict.error is not None and verdict.error.kind == "crashed"
+
