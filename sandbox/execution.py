@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .aio import ASYNCIO_SHIM
 from .control import RunStopped, Verdict, after_run_stop
 from .guards import RunGuards, build_builtins, make_globals
-from .jsonvalue import NotJSONError, TooManyItemsError, dumps, to_json_value, type_name
+from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
 from .namespace import check_call_size, make_namespace
 from .output import MAX_AWAIT_WARNINGS, Output, render_logs
@@ -354,8 +354,8 @@ class Execution:
         if implicit:
             value = value.value
         try:
-            plain = to_json_value(value, "$", max_items=self.limits.max_result)
-        except TooManyItemsError:
+            plain = to_json_value(value, "$", max_bytes=SIZE_SPAN * self.limits.max_result)
+        except TooLargeError:
             return self.failure(RunError("invalid-result", result_too_large_message(None, self.limits.max_result)))
         except NotJSONError as exc:
             if implicit:

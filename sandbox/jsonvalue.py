@@ -16,6 +16,10 @@ import sys
 from typing import Any
 
 MAX_DEPTH = 100
+#: How many times its size limit a caller lets a value's walk go before refusing it unseen
+#: (`max_bytes`): up to there the value is copied and its exact size reported; past it the
+#: message says only "more than". Bounds the host's work to a few times the limit.
+SIZE_SPAN = 16
 #: Python refuses to turn ints over 4,300 digits into text; stay clear of that.
 MAX_INT_BITS = 13_000
 
@@ -45,13 +49,14 @@ class NotJSONError(ValueError):
         super().__init__(f"{problem} at {path}")
 
 
-class TooManyItemsError(ValueError):
-    """The value holds more than `limit` items counted as it was walked (a list that holds
-    the same list twice counts it twice): its JSON text would be longer than `limit` bytes."""
+class TooLargeError(ValueError):
+    """The value's JSON text would be longer than `limit` bytes, found before it was copied:
+    its items and its strings' characters, counted where they appear (a list that holds the
+    same list, or the same string, twice counts it twice), are more than `limit`."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        super().__init__(f"the value holds more than {limit} items")
+        super().__init__(f"the value is more than {limit} bytes of JSON")
 
 
 _TYPE_NAME = type.__dict__["__name__"]
@@ -86,7 +91,8 @@ def _path(where: _Where) -> str:
 
 class _Walk:
     """One `to_json_value` walk: the containers on the current path (a cycle), the containers
-    seen so far (sharing), and how many more items it may copy."""
+    seen so far (sharing), and how many more bytes of JSON it may copy (`room`: each item and
+    each character of a string is at least one)."""
 
     __slots__ = ("active", "seen", "room", "limit", "root", "counted")
 
@@ -103,18 +109,21 @@ class _Walk:
         key = id(container)
         if key in self.active:
             raise NotJSONError(_path(where), "value contains a cycle (it refers to itself)")
-        self.room -= items
-        if self.room < 0:
-            raise TooManyItemsError(self.limit)
+        self.take(items)
         if key in self.seen and not self.counted:
             # Shared: a list that holds the same list twice, forty levels deep, is 2**40 items
             # to copy, so count them all first (each shared container once) and refuse at once.
             self.counted = True
             if _expanded(self.root, {}, 0) > self.limit:
-                raise TooManyItemsError(self.limit)
+                raise TooLargeError(self.limit)
         self.seen.add(key)
         self.active.add(key)
         return key
+
+    def take(self, size: int) -> None:
+        self.room -= size
+        if self.room < 0:
+            raise TooLargeError(self.limit)
 
 
 def _children(value: Any) -> Any:
@@ -150,6 +159,9 @@ def _expanded(value: Any, memo: dict[int, int], depth: int) -> int:
 def _convert(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
     t = type(value)
     if t is str:
+        # Charged before it is escaped (a copy, for text with a lone surrogate): a list of one
+        # long string a hundred thousand times took gigabytes before the size was checked.
+        walk.take(len(value))
         return escape_surrogates(value)
     if value is None or t is bool:
         return value
@@ -171,6 +183,7 @@ def _convert(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
                 raise NotJSONError(
                     _path(where), f"dict key of type {_type_name(k)} is not JSON (keys must be str)"
                 )
+            walk.take(len(k))
             out[escape_surrogates(k)] = _convert(v, (where, k), depth + 1, walk)
         walk.active.discard(key)
         return out
@@ -185,7 +198,9 @@ def _convert(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
         walk.active.discard(key)
         return out_list
     if isinstance(value, str):
-        return escape_surrogates(str.__str__(value))
+        plain = str.__str__(value)
+        walk.take(len(plain))
+        return escape_surrogates(plain)
     if isinstance(value, (set, frozenset)):
         raise NotJSONError(_path(where), f"{_type_name(value)} is not JSON; convert it with sorted(...)")
     if isinstance(value, (bytes, bytearray)):
@@ -199,14 +214,13 @@ def _convert(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
     )
 
 
-def to_json_value(value: Any, path: str = "$", max_items: int | None = None) -> Any:
+def to_json_value(value: Any, path: str = "$", max_bytes: int | None = None) -> Any:
     """A plain lossless-JSON copy of `value`, or `NotJSONError` naming what is wrong and where.
 
-    max_items: refuse (`TooManyItemsError`) a value whose containers hold more items than this,
-    counted as copying would meet them (a list that holds the same list twice counts it twice),
-    before copying them: each item is at least a byte of the JSON text, so a caller that bounds
-    the text's size in bytes passes that bound."""
-    return _convert(value, path, 0, _Walk(value, sys.maxsize if max_items is None else max_items))
+    max_bytes: refuse (`TooLargeError`) a value whose JSON text would be longer, before copying
+    past it: its items and its strings' characters are counted as copying meets them (each is
+    at least a byte of the text), a shared container or string wherever it appears."""
+    return _convert(value, path, 0, _Walk(value, sys.maxsize if max_bytes is None else max_bytes))
 
 
 def dumps(value: Any) -> str:

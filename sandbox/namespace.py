@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .guards import ReadOnly
-from .jsonvalue import NotJSONError, TooManyItemsError, dumps, to_json_value
+from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value
 from .scheduler import CallRequest, PendingCall, make_request
 
 _TOKEN = object()
@@ -49,11 +49,12 @@ class Binding:
         name = self._binding_name
         shown = f"{self._binding_label}.{name}()"
         limit = self._binding_limit
+        bound = None if limit is None else SIZE_SPAN * limit
         try:
-            plain_args = to_json_value(list(args), "$args", max_items=limit)
-            plain_kwargs = to_json_value(kwargs, "$", max_items=limit)
-        except TooManyItemsError:
-            raise ValueError(call_too_large_message(shown, None, limit)) from None
+            plain_args = to_json_value(list(args), "$args", max_bytes=bound)
+            plain_kwargs = to_json_value(kwargs, "$", max_bytes=bound)
+        except TooLargeError:
+            raise ValueError(call_too_large_message(shown, None, limit)) from None  # type: ignore[arg-type]
         except NotJSONError as exc:
             raise TypeError(f"{shown}: argument is not JSON: {exc}") from None
         except RecursionError:

@@ -101,6 +101,9 @@ class Output:
             size -= _byte_len(kept)
             if self.sink is not None and kept:
                 self.sink(kept)
+        self._drop(size)
+
+    def _drop(self, size: int) -> None:
         self.dropped += size
         if is_flooding(self.limit, self.dropped):
             raise self.verdict.stop("output-limit", flood_message(self.limit))
@@ -119,7 +122,27 @@ class Output:
             raise TypeError("print() sep and end must be str")
         # Plain str throughout: a str subclass could lie about its length or ASCII-ness.
         parts = [a if type(a) is str else str.__str__(str(a)) for a in args]
-        self.write(str.join(str.__str__(sep), parts) + str.__str__(end))
+        if not self.open:
+            return
+        sep, end = str.__str__(sep), str.__str__(end)
+        total = sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0) + len(end)
+        cap = FLOOD_FACTOR * max(self.limit, 1)
+        if total <= cap:
+            self.write(sep.join(parts) + end)
+            return
+        # More text than any run may print (one long string a hundred thousand times was
+        # gigabytes joined): only what could be kept is joined, the rest is counted as dropped
+        # (as characters: no fewer bytes), and the flood stops the run.
+        head: list[str] = []
+        size = 0
+        for i, part in enumerate(parts):
+            for piece in ((sep,) if i else ()) + (part,):
+                head.append(piece[: cap - size])
+                size += len(head[-1])
+            if size >= cap:
+                break
+        self.write("".join(head))
+        self._drop(total - size)
 
     def printed_lines(self) -> list[str]:
         """What was kept, one entry per line (no marker)."""

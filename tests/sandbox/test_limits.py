@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sandbox_helpers import run
 
-from sandbox import DEFAULT_LIMITS, Limits
+from sandbox import DEFAULT_LIMITS, Limits, RunError
 from sandbox.jsonvalue import to_json_value
 from sandbox.output import TRUNCATION_MARKER
 
