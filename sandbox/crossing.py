@@ -25,6 +25,7 @@ guards build on it, never the reverse.
 from __future__ import annotations
 
 import _collections
+import _decimal
 import _string
 import abc
 import ctypes
@@ -40,6 +41,7 @@ from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
+from .jsonvalue import type_name
 from .policy import EXIT_METHODS, OPERAND_METHODS, READABLE_PRIVATE
 from .raised import mark_raised
 
@@ -348,9 +350,13 @@ class _OwnReceiver(ReadOnly):
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         fn = self._fn
-        if not args and "self" not in kwargs:
+        # The receiver is the first parameter, by position or by its own name (`cls`, `a`:
+        # `Fraction.numerator.fget(a=x)` once skipped a check that looked for `self`).
+        code = fn.__code__
+        first = code.co_varnames[0] if code.co_argcount > code.co_posonlyargcount or args else None
+        if not args and first not in kwargs:
             return fn(**kwargs)  # no receiver to misuse (`Path.cwd()` raises its own error)
-        receiver = args[0] if args else kwargs["self"]
+        receiver = args[0] if args else kwargs[first]
         if fn.__name__ == "__init__":
             # Re-initialising a live object would point its slots at whatever is passed
             # (`Task.__init__(task, None, field)`, then `set_name` writes the field's name).
@@ -500,11 +506,13 @@ def exit_arguments(args: tuple[Any, ...], index: int) -> tuple[Any, ...]:
     return (*args[:index], None, *args[index + 1:])
 
 
-#: Classes whose comparisons and `|` are C code that only type-checks the other operand (and
-#: compares items, which lands on the snippet's own judged methods): a snippet class may
-#: inherit them as they are.
+#: Classes whose comparisons and operators are C code that only type-checks the other operand
+#: and computes (comparing items lands on the snippet's own judged methods): a snippet class
+#: may inherit them as they are. Not `OrderedDict` or `defaultdict`, whose `|` calls
+#: `type(self)(operand)`.
 _PLAIN_OPERAND_CLASSES = frozenset({
     object, int, bool, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset,
+    datetime.date, datetime.datetime, datetime.time, datetime.timedelta, _decimal.Decimal,
 })
 
 
@@ -540,29 +548,34 @@ def _linearization(bases: tuple[type, ...]) -> list[type]:
                     waiting[id(seq[at[i]])] -= 1
 
 
-def _forwarder(name: str, held: Any, owner: type | None, judged: Callable[..., tuple[Any, ...]],
+def _forwarder(name: str, held: Any, owner: type | list[type], judged: Callable[..., tuple[Any, ...]],
                index: int) -> Callable[..., Any]:
     """A snippet class's `name` in place of `held`: the argument at `index` (after `self`) goes
     through `judged` first, then `held` runs as CPython would have run it, bound through its
-    descriptor if it has one (a lambda, a `staticmethod`) and called as it is if not (a bound
-    builtin method). `owner`: the host class `held` was inherited from, whose instances alone it
-    runs on, as CPython's descriptor would."""
+    descriptor if it has one (a lambda, a `classmethod`) and called as it is if not (a bound
+    builtin method). It runs on instances of `owner` alone, as CPython's slot does: the host
+    class `held` was inherited from, or (a one-item list, filled once the class exists) the
+    class whose body held it. Called with anything else, a `classmethod` would be bound to that
+    object's type, a metaclass for a class: a review got the real `type` that way."""
     bind = getattr(type(held), "__get__", None)
 
     def forward(self: Any, *args: Any) -> Any:
-        if owner is not None and not issubclass(type(self), owner):
-            raise TypeError(f"descriptor '{name}' for '{owner.__name__}' objects doesn't apply to a "
-                            f"'{type(self).__name__}' object")
+        cls = owner if isinstance(owner, type) else (owner[0] if owner else None)
+        if cls is None or not issubclass(type(self), cls):
+            shown = "the class being made" if cls is None else f"'{type.__getattribute__(cls, '__name__')}'"
+            raise TypeError(f"descriptor '{name}' for {shown} objects doesn't apply to a "
+                            f"'{type_name(type(self))}' object")
         method = held if bind is None else bind(held, self, type(self))
         return method(*judged(args, index))
 
     forward.__name__ = name
-    if owner is not None:
+    if isinstance(owner, type):
         forward.__qualname__ = f"{owner.__name__}.{name}"
     return forward
 
 
-def _is_forwarder(value: Any) -> bool:
+
+def is_forwarder(value: Any) -> bool:
     return type(value) is types.FunctionType and value.__code__ is _FORWARD_CODE
 
 
@@ -583,8 +596,23 @@ def judging_method(name: str, held: Any, owner: type) -> Callable[..., Any] | No
     return None if row is None else _forwarder(name, held, owner, *row)
 
 
-def judged_methods(bases: tuple[type, ...], namespace: Any,
-                   has_prologue: Callable[[str, Any], bool]) -> dict[str, Callable[..., Any]]:
+#: The operators `EnumType` copies from `Flag` into every Flag class whose body does not define
+#: them, after the class is made: over a `dict`, `int` or `frozenset` base's, which come first in
+#: its order (`class F(dict, Flag)` got the raw `Flag.__or__`, which passes a mappingproxy's
+#: dictionary on to the member's value).
+_FLAG_OPERATORS = ("__or__", "__and__", "__xor__", "__ror__", "__rand__", "__rxor__")
+
+
+def _added_by(meta: type | None, order: list[type]) -> dict[str, tuple[Any, type]]:
+    """What the shared metaclass `meta` puts into a new class after making it, unless the body
+    defines it, as (method, class it comes from)."""
+    if meta is not None and issubclass(meta, _enum.EnumType) and _enum.Flag in order:
+        return {name: (_enum.Flag.__dict__[name], _enum.Flag) for name in _FLAG_OPERATORS}
+    return {}
+
+
+def judged_methods(bases: tuple[type, ...], namespace: Any, has_prologue: Callable[[str, Any], bool],
+                   meta: type | None = None, holder: list[type] | None = None) -> dict[str, Callable[..., Any]]:
     """The comparisons, binary operators and `__exit__`/`__aexit__` a new snippet class must
     hold in place of what it would hold: a forwarder that judges the operand (or drops the
     traceback) before the method runs, for each such method that has no prologue of its own
@@ -592,11 +620,16 @@ def judged_methods(bases: tuple[type, ...], namespace: Any,
     its own dictionary) and picks them by name, so this covers what the class body holds there
     (a lambda, a bound builtin method such as `stash.append`, a `staticmethod`, an `__eq__` put
     under `__exit__`) and what the class would inherit from a host class other than the plain
-    builtins (`OrderedDict`'s and `defaultdict`'s `|` call `type(self)(operand)`)."""
+    builtins (`OrderedDict`'s and `defaultdict`'s `|` call `type(self)(operand)`), or that its
+    metaclass `meta` would put there after making it (`_added_by`). `holder`: the list the
+    caller puts the class into once it exists; a forwarder for what the body held runs only on
+    its instances, and on nothing before then."""
+    holder = [] if holder is None else holder
     found: dict[str, Callable[..., Any]] = {}
     order: list[type] | None = None
+    added: dict[str, tuple[Any, type]] = {}
     for name, (judged, index) in _ARGUMENT_HOOKS.items():
-        owner: type | None = None
+        owner: type | list[type] = holder
         if name in namespace:
             held = namespace[name]
             if has_prologue(name, held):
@@ -604,13 +637,17 @@ def judged_methods(bases: tuple[type, ...], namespace: Any,
         else:
             if order is None:
                 order = [] if all(base is object for base in bases) else _linearization(bases)
-            for owner in order:
-                held = type.__getattribute__(owner, "__dict__").get(name, _MISSING)
-                if held is not _MISSING:
-                    break
+                added = _added_by(meta, order)
+            if name in added:
+                held, owner = added[name]
             else:
-                continue
-            if owner in _PLAIN_OPERAND_CLASSES or _is_forwarder(held) or has_prologue(name, held):
+                for owner in order:
+                    held = type.__getattribute__(owner, "__dict__").get(name, _MISSING)
+                    if held is not _MISSING:
+                        break
+                else:
+                    continue
+            if owner in _PLAIN_OPERAND_CLASSES or is_forwarder(held) or has_prologue(name, held):
                 continue
         found[name] = _forwarder(name, held, owner, judged, index)
     return found

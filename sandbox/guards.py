@@ -37,6 +37,7 @@ from .crossing import (
     guarded_hasattr,
     hidden_base,
     host_attr,
+    is_forwarder,
     is_heap_type,
     is_immutable,
     judge,
@@ -44,6 +45,7 @@ from .crossing import (
     judged_operand,
     judged_operands,
     judged_pattern,
+    judging_method,
     matches_itself,
     no_traceback,
     plain_name,
@@ -257,9 +259,7 @@ class RunGuards:
             problem = class_name_problem(key)
             if problem:
                 raise TypeError(f"type(): {problem}")
-        for keyword in kwds:
-            if keyword.startswith("_") or keyword == "metaclass":
-                raise TypeError(f"type(): class keyword {keyword!r} is not allowed in the sandbox")
+        check_class_keywords(kwds, "type()")
         # A class statement's body sets `__module__` from the snippet's globals.
         ns.setdefault("__module__", "__snippet__")
         return self.class_factory(str.__str__(name), tuple(bases), ns, **kwds)
@@ -709,12 +709,30 @@ class _CheckedWrite(ReadOnly):
         raise TypeError("cannot copy a method wrapper")
 
 
-def metaclass_for(bases: tuple[Any, ...]) -> type:
+#: Attribute-access hooks a snippet class never inherits from host Python code: they would
+#: serve the snippet's reads and writes of names the guards take for its own instance's with
+#: host rights (typing's `_BaseGenericAlias.__getattr__`/`__setattr__` forward every such name
+#: to another object: a review read the run's guards and the unchecked `object.__setattr__`).
+_ATTRIBUTE_HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__")
+
+
+def check_class_keywords(keywords: Iterable[Any], what: str = "class") -> None:
+    """Class keywords go to host metaclasses and `__init_subclass__` hooks as they are: plain,
+    public names only (`**{"_root": True}` made a snippet subclass of typing's aliases)."""
+    for keyword in keywords:
+        if type(keyword) is not str or keyword.startswith("_") or keyword == "metaclass":
+            shown = repr(str.__str__(keyword)) if isinstance(keyword, str) else "?"
+            raise TypeError(f"{what}: class keyword {shown} is not allowed in the sandbox")
+
+
+def metaclass_for(bases: tuple[Any, ...], owns: Callable[[type], bool] | None = None) -> type:
     """The metaclass of a class the snippet makes with `bases`, after the checks every such
     class passes, whatever builds it (a class statement, `type()`, enum's functional API): no
     base that is a metaclass or has one no run shares (the lookups below would ask its
     `__eq__`/`__hash__`), none of the sandbox's sealed classes or the host classes that cannot
-    be subclassed in their MRO, and no conflicting metaclasses."""
+    be subclassed in their MRO, no attribute-access hook in Python code of a class that is not
+    the run's own (`owns`; without it, of any class but the builtins), and no conflicting
+    metaclasses."""
     meta: type = type
     for base in bases:
         if not isinstance(base, type):
@@ -731,6 +749,13 @@ def metaclass_for(bases: tuple[Any, ...]) -> type:
         for host in UNSUBCLASSABLE:
             if host in mro and not any(c in CHECKED_REPLACEMENTS for c in mro):
                 raise TypeError(f"'{host.__name__}' cannot be subclassed in the sandbox")
+        for cls in mro:
+            if owns is not None and owns(cls) or cls in CHECKED_REPLACEMENTS:
+                continue
+            held = type.__getattribute__(cls, "__dict__")
+            if any(type(held.get(name)) is types.FunctionType for name in _ATTRIBUTE_HOOKS):
+                raise TypeError(f"'{type.__getattribute__(cls, '__name__')}' cannot be subclassed in the sandbox: "
+                                "its code serves attribute access")
         base_meta = type(base)
         if issubclass(base_meta, meta):
             meta = base_meta
@@ -763,24 +788,35 @@ class _ClassFactory:
         self._token = token
 
     def __prepare__(self, name: str, bases: tuple[Any, ...], **kwds: Any) -> Any:
-        meta = metaclass_for(bases)
+        check_class_keywords(kwds)
+        meta = metaclass_for(bases, self._owns)
         if meta is type:
             return {}
         return meta.__prepare__(name, bases, **kwds)
 
+    def _owns(self, cls: type) -> bool:
+        return cls in self._owned
+
     def __call__(self, name: str, bases: tuple[Any, ...], namespace: Any, **kwds: Any) -> type:
-        meta = metaclass_for(bases)
+        check_class_keywords(kwds)
+        meta = metaclass_for(bases, self._owns)
         qualname = namespace.get("__qualname__")
         if isinstance(qualname, str) and qualname.startswith(_SNIPPET_LOCALS):
             # Classes live in the snippet's function; show them as a script would.
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
-        for key, forwarder in judged_methods(bases, namespace, _has_prologue).items():
+        holder: list[type] = []
+        for key, forwarder in judged_methods(bases, namespace, _has_prologue, meta, holder).items():
             namespace[key] = forwarder
         namespace[_OWNER_KEY] = self._token
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)
+        holder.append(cls)
+        # What the metaclass put in after the body (`EnumType` adds methods): judged the same.
+        for key, value in list(type.__getattribute__(cls, "__dict__").items()):
+            if key in _ARGUMENT_JUDGED and not (is_forwarder(value) or _has_prologue(key, value)):
+                type.__setattr__(cls, key, judging_method(key, value, cls))
         self._owned.add(cls)
         return cls
 

@@ -45,6 +45,11 @@ class cached_property(functools.cached_property):  # noqa: N801 - the stdlib's n
             raise TypeError("cannot use cached_property without assigning it in a class body")
         _check_cache_name(name)
         name = str.__str__(name)
+        if not any(type.__getattribute__(klass, "__dict__").get(name) is self
+                   for klass in type.__getattribute__(type(instance), "__mro__")):
+            # It writes into the instance's dictionary: only an instance of a class holding it
+            # (a forwarder once bound it to a shared `typing` alias).
+            raise TypeError(f"cached_property {name!r} does not belong to a '{type(instance).__name__}' object")
         cache = object.__getattribute__(instance, "__dict__")
         if type(cache) is not dict:
             raise TypeError("cached_property needs an instance with a plain __dict__")

@@ -19,13 +19,17 @@ import datetime
 import zoneinfo
 from typing import Any
 
+from ..crossing import CheckedMethods
+
 NAME = "zoneinfo"
 
 _ZONES: dict[str, ZoneInfo] = {}
 
 
-class ZoneInfo(datetime.tzinfo):
-    """A preloaded time zone: `ZoneInfo(key)` is the one zone of that key."""
+class ZoneInfo(datetime.tzinfo, metaclass=CheckedMethods):
+    """A preloaded time zone: `ZoneInfo(key)` is the one zone of that key. Its methods read the
+    private slot of `self`, so read off the class they come behind the receiver check
+    (`CheckedMethods`): a review called the raw `ZoneInfo.utcoffset` on an object of its own."""
 
     __slots__ = ("_zone",)
 

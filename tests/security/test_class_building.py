@@ -258,3 +258,44 @@ def test_the_class_factory_never_asks_a_writable_metaclass() -> None:
     assert asked == []
     made = factory("A", (abc.ABC,), {"__module__": "__snippet__", "__qualname__": "A"})
     assert type(made) is abc.ABCMeta
+
+
+#: Class keywords and bases a class statement may not use, however they are spelled: keywords
+#: reach host metaclasses and `__init_subclass__` hooks, and `**{"_root": True}` made a snippet
+#: subclass of typing's aliases, whose inherited `__getattr__`/`__setattr__` (host code) served
+#: the snippet's private reads and writes from any object: a review read the run's guards and
+#: the unchecked `object.__setattr__` that way.
+CLASS_STATEMENT_REFUSED = [
+    pytest.param("import typing\nkw = {'_root': True}\nclass A(type(typing.List[int]), **kw):\n    pass",
+                 "class keyword '_root' is not allowed", id="private-keyword-by-mapping"),
+    pytest.param("kw = {'metaclass': type}\nclass A(**kw):\n    pass",  # the policy names the metaclass itself
+                 "got multiple values for keyword argument 'metaclass'", id="metaclass-by-mapping"),
+    pytest.param("import typing\nclass A(type(typing.List[int])):\n    pass",
+                 "cannot be subclassed in the sandbox: its code serves attribute access", id="host-getattr-base"),
+    pytest.param("import uuid\nclass U(uuid.UUID):\n    pass",
+                 "'UUID' cannot be subclassed in the sandbox: its code serves attribute access", id="host-setattr-base"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("code", "fragment"), CLASS_STATEMENT_REFUSED)
+async def test_class_keywords_and_attribute_hooks_of_host_bases_are_refused(sb, backend, code, fragment):
+    result = await sb.run(code + "\nreturn 1", backend=backend)
+    sb.assert_error(result, "exception", "TypeError", fragment)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_snippets_own_attribute_hooks_and_public_keywords_still_work(sb, backend):
+    code = """
+class Base:
+    def __init_subclass__(cls, tag="", **kw):
+        super().__init_subclass__(**kw)
+        cls.tag = tag
+    def __getattr__(self, name):
+        return "dynamic " + name
+kw = {"tag": "t"}
+class Child(Base, **kw):
+    pass
+return [Child.tag, Child().anything]
+"""
+    await sb.assert_harmless(code, ["t", "dynamic anything"], backend=backend)

@@ -367,3 +367,66 @@ def test_the_factory_finds_what_a_class_would_inherit_in_cpythons_order() -> Non
                 continue
             assert _linearization(bases) == list(made.__mro__[1:]), bases
             classes.append(made)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_forwarder_runs_only_on_instances_of_the_class_that_holds_it(sb, backend: str) -> None:
+    # Called directly with a class as `self`, a forwarder over a classmethod bound it to that
+    # class's type: a review got the real `type` and the enum metaclass that way.
+    code = """
+import enum
+got = []
+def grab(cls, other):
+    got.append(cls)
+    return True
+class Door:
+    __eq__ = classmethod(grab)
+class Color(enum.Enum):
+    R = 1
+refused = []
+for target in (int, Color):
+    try:
+        Door.__eq__(target, None)
+    except TypeError as e:
+        refused.append(str(e))
+return [refused, Door() == 1, [c.__name__ for c in got]]
+"""
+    await sb.assert_harmless(code, [["descriptor '__eq__' for 'Door' objects doesn't apply to a 'type' object",
+                                     "descriptor '__eq__' for 'Door' objects doesn't apply to a '_EnumType' object"],
+                                    True, ["Door"]], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_operators_a_metaclass_adds_after_the_body_are_judged(sb, backend: str) -> None:
+    # `EnumType` copies `Flag.__or__` into `class F(dict, Flag)` after the class is made, over
+    # dict's own; the raw method passed a mappingproxy's dictionary on to the member's value.
+    code = """
+import enum, collections, dataclasses
+got = []
+class M:
+    def copy(self):
+        return self
+    def update(self, other):
+        got.append(other)
+class F(dict, enum.Flag):
+    A = 1
+    def __getattr__(self, name):
+        if name == "_value_":
+            return 1
+        raise AttributeError(name)
+    def __init__(self, *args):
+        self._value_ = collections.ChainMap(M())
+try:
+    F.A | dataclasses.field().metadata
+except Exception:
+    pass
+for seen in got:
+    if type(seen) is dict:
+        seen["planted"] = "by a run"
+class P(enum.Flag):
+    R = 1
+    W = 2
+return [len(dataclasses.field().metadata), (P.R | P.W).value]
+"""
+    await sb.assert_harmless(code, [0, 3], backend=backend)
+    assert len(dataclasses.field().metadata) == 0

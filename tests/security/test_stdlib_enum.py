@@ -126,12 +126,30 @@ return "ok"
     assert report["next"]["value"] == "[1]"
 
 
+def test_the_clean_up_walks_a_deeply_nested_enum_value_without_recursing(isolated):
+    # A tuple nested 3,000 deep as an enum value overflowed the host's stack in the clean-up's
+    # plain-key check, which then raised out of `sandbox.run` on every later run.
+    code = "import enum\nt = 1\nfor i in range(3000):\n    t = (t,)\nclass E(enum.Enum):\n    A = t\nreturn 'made'"
+    report = isolated(code, "import re\nstate = repr(re.I | re.M)")
+    assert not report["hung"]
+    assert report["result"]["value"] == "made", report["result"]
+    assert report["next"]["value"] == "[1]"
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_enum_functional_api_plain_forms_still_refused(sb, backend):
     for names in ("'A __reduce_ex__'", "{'A': 1, '__copy__': None}", "[('A', 1), ('_x', 2)]"):
         code = f"import enum\nE = enum.Enum('E', {names})\nreturn 1"
         result = await sb.run(code, backend=backend)
         sb.assert_error(result, "exception", "not allowed")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_enum_functional_api_takes_a_c_mixin_whose_operators_only_compute(sb, backend):
+    code = ("import enum, datetime, decimal\nH = enum.Enum('H', {'NY': (2024, 1, 1)}, type=datetime.date)\n"
+            "D = enum.Enum('D', {'HALF': '0.5'}, type=decimal.Decimal)\n"
+            "return [H.NY.year, H.NY < datetime.date(2025, 1, 1), str(D.HALF + 1)]")
+    await sb.assert_harmless(code, [2024, True, "1.5"], backend=backend)
 
 
 async def test_enum_functional_api_keywords_are_harmless(sb):

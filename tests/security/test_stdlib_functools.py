@@ -467,3 +467,22 @@ async def test_update_wrapper_leaves_host_functions_unchanged(isolated):
     code = "import functools, json\ntry:\n    functools.update_wrapper(json.dumps, print)\nexcept TypeError:\n    pass\nreturn 1"
     report = isolated(code, "import json\nstate = [json.dumps.__name__, hasattr(json.dumps, '__wrapped__')]")
     assert report["before"] == ["dumps", False] and report["after"] == report["before"]
+
+
+def test_cached_property_writes_only_into_instances_of_a_class_that_holds_it() -> None:
+    # It writes straight into the instance's dictionary; a forwarder once bound it to a shared
+    # `typing` alias. It refuses an instance whose class does not hold it.
+    import typing
+
+    from sandbox.shims.functools import cached_property
+
+    alias = typing.List  # noqa: UP006 - a shared alias is the target, not an annotation
+    prop = cached_property(lambda self: "PLANTED")
+
+    class Holder:
+        value = prop
+
+    assert Holder().value == "PLANTED"
+    with pytest.raises(TypeError, match="does not belong to a '_SpecialGenericAlias' object"):
+        prop.__get__(alias, type(alias))
+    assert "value" not in vars(alias)

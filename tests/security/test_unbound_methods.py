@@ -236,6 +236,12 @@ HOST_FOREIGN_SELF = [
                  "to a 'Fake' object", id="enum-redirect-accessor"),
     pytest.param("import enum\nclass E(enum.Enum):\n    value = 1\nvars(E)['value'].fget(fake)",
                  "'value' for 'Enum' objects doesn't apply to a 'Fake' object", id="enum-value-accessor"),
+    # A sandbox class that reads its own private slot, read off the class; and a receiver passed
+    # by the name of the function's first parameter.
+    pytest.param("import zoneinfo\nzoneinfo.ZoneInfo.utcoffset(fake, None)",
+                 "'utcoffset' for 'ZoneInfo' objects doesn't apply to a 'Fake' object", id="zoneinfo-method"),
+    pytest.param("fractions.Fraction.numerator.fget(a=fake)",
+                 "'numerator' for 'Fraction' objects doesn't apply to a 'Fake' object", id="receiver-by-keyword"),
     # A namedtuple's `_asdict`/`_replace` are readable private names, routed as public ones are.
     pytest.param("import urllib.parse\nurllib.parse.SplitResult._asdict(fake)",
                  "'_asdict' for 'SplitResult' objects doesn't apply to a 'Fake' object", id="namedtuple-asdict"),
