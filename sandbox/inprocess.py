@@ -207,19 +207,36 @@ def _clear_shared_caches() -> None:
 _PLAIN_VALUES = frozenset({int, str, bytes, float, bool, type(None)})
 
 
+#: Items a key may hold, nested ones included, for `_plain_key` to look at before it calls the
+#: key not plain (a host enum's values are a few scalars or short tuples).
+_KEY_ITEMS = 256
+
+
 def _plain_key(key: object) -> bool:
     """A key hashing and comparing runs no snippet code: a plain scalar, or an exact tuple or
-    frozenset of plain keys (read through the base types' own iterators). A tuple holding a
-    snippet object hashes it: the clean-up once ran a sealed run's `__hash__` that way, whose
-    stop then escaped into the host on every later run."""
-    kind = type(key)
-    if kind in _PLAIN_VALUES:
-        return True
-    if kind is tuple:
-        return all(map(_plain_key, tuple.__iter__(key)))  # type: ignore[arg-type]
-    if kind is frozenset:
-        return all(map(_plain_key, frozenset.__iter__(key)))  # type: ignore[arg-type]
-    return False
+    frozenset of plain keys (read through the base types' own iterators), walked with a stack
+    and at most `_KEY_ITEMS` items. A tuple holding a snippet object hashes it: the clean-up
+    once ran a sealed run's `__hash__` that way, whose stop then escaped into the host on every
+    later run; a tuple nested 3,000 deep once overflowed the host's stack there."""
+    pending = [key]
+    budget = _KEY_ITEMS
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind in _PLAIN_VALUES:
+            continue
+        if kind is tuple:
+            items: typing.Any = tuple.__iter__(item)  # type: ignore[arg-type]
+        elif kind is frozenset:
+            items = frozenset.__iter__(item)  # type: ignore[arg-type]
+        else:
+            return False
+        for inner in items:
+            budget -= 1
+            if budget < 0:
+                return False
+            pending.append(inner)
+    return True
 
 
 #: The enum types a stdlib enum class derives from directly; a new direct subclass of one of

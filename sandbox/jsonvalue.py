@@ -166,8 +166,10 @@ def _convert(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
     if value is None or t is bool:
         return value
     if t is int:
-        if value.bit_length() > MAX_INT_BITS:
+        bits = value.bit_length()
+        if bits > MAX_INT_BITS:
             raise NotJSONError(_path(where), "integer has more than 4000 digits; return it as a string")
+        walk.take(bits >> 2)  # fewer than its digits: a digit holds under four bits
         return value
     if t is float:
         if math.isnan(value) or math.isinf(value):
@@ -218,8 +220,9 @@ def to_json_value(value: Any, path: str = "$", max_bytes: int | None = None) -> 
     """A plain lossless-JSON copy of `value`, or `NotJSONError` naming what is wrong and where.
 
     max_bytes: refuse (`TooLargeError`) a value whose JSON text would be longer, before copying
-    past it: its items and its strings' characters are counted as copying meets them (each is
-    at least a byte of the text), a shared container or string wherever it appears."""
+    past it: its items, its strings' characters and its integers' digits are counted as copying
+    meets them (each is at least a byte of the text), a shared container or string wherever it
+    appears."""
     return _convert(value, path, 0, _Walk(value, sys.maxsize if max_bytes is None else max_bytes))
 
 
