@@ -183,7 +183,8 @@ class WritePolicy:
 
     vcs_dirs: frozenset[str] = frozenset({".git", ".hg", ".svn"})
     editor_dirs: frozenset[str] = frozenset(
-        {".vscode", ".idea", ".zed", ".devcontainer", ".github", ".gitlab", ".circleci", ".husky", ".cargo"}
+        {".vscode", ".idea", ".zed", ".devcontainer", ".github", ".gitlab", ".gitea", ".forgejo", ".circleci",
+         ".buildkite", ".woodpecker", ".husky", ".cargo"}
     )
     tool_dirs: frozenset[str] = IGNORED_DIRS - {".git", ".hg", ".svn"}
     tool_dir_suffixes: tuple[str, ...] = IGNORED_DIR_SUFFIXES
@@ -192,8 +193,9 @@ class WritePolicy:
     )
     startup_suffixes: tuple[str, ...] = (".pth", ".pyc")
     loaded_files: frozenset[str] = frozenset(
-        {".pdbrc", "ipython_config.py", ".npmrc", ".yarnrc", ".yarnrc.yml", ".exrc", ".nvimrc",
-         ".nvim.lua", ".pre-commit-config.yaml", ".gitlab-ci.yml"}
+        {".pdbrc", "ipython_config.py", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".exrc", ".nvimrc",
+         ".nvim.lua", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", ".gitlab-ci.yml", ".travis.yml",
+         ".drone.yml", "bitbucket-pipelines.yml", "azure-pipelines.yml", "Jenkinsfile"}
     )
     git_dirs: bool = True
     virtualenvs: bool = True

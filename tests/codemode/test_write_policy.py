@@ -225,7 +225,8 @@ async def test_direnv_and_editor_files_are_refused(root: Path, path: str) -> Non
 @pytest.mark.parametrize("path", [".pdbrc", "sub/ipython_config.py", ".npmrc", ".yarnrc.yml", ".exrc", ".nvim.lua",
                                   ".pre-commit-config.yaml", ".gitlab-ci.yml", ".cargo/config.toml",
                                   ".github/workflows/ci.yml", ".devcontainer/devcontainer.json", ".zed/tasks.json",
-                                  ".husky/pre-commit", ".circleci/config.yml"])
+                                  ".husky/pre-commit", ".circleci/config.yml", "lefthook.yml", ".gitea/workflows/x.yml",
+                                  "azure-pipelines.yml", ".pnpmfile.cjs"])
 async def test_files_other_tools_load_where_they_run_are_refused(root: Path, path: str) -> None:
     await refused(tools(root), path, "echo pwned\n")
     assert not (root / path).exists()
