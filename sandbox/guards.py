@@ -181,6 +181,34 @@ def _own_dict(obj: Any) -> Any:
     return types.MappingProxyType(copy)
 
 
+_CODE_NAMES: dict[int, tuple[type, frozenset[str]]] = {}
+
+
+def _host_code_names(cls: type) -> frozenset[str]:
+    """The private names the Python code of a host class uses (its functions, accessors and the
+    code nested in them), found once per class; a C type has none."""
+    held = _CODE_NAMES.get(id(cls))
+    if held is not None and held[0] is cls:
+        return held[1]
+    names: set[str] = set()
+    if type.__dict__["__flags__"].__get__(cls) & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: Python code
+        pending: list[Any] = []
+        for value in type.__getattribute__(cls, "__dict__").values():
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if isinstance(value, property):
+                pending += [f.__code__ for f in (value.fget, value.fset, value.fdel) if type(f) is types.FunctionType]
+            elif type(value) is types.FunctionType:
+                pending.append(value.__code__)
+        while pending:
+            code = pending.pop()
+            names.update(n for n in code.co_names if n.startswith("_") and not is_dunder(n))
+            pending += [c for c in code.co_consts if type(c) is types.CodeType]
+    found = frozenset(names)
+    _CODE_NAMES[id(cls)] = (cls, found)
+    return found
+
+
 def _no_keywords(fn: str, kwargs: dict[str, Any]) -> None:
     if kwargs:
         raise TypeError(f"{fn}() takes no keyword arguments")
@@ -242,7 +270,7 @@ class RunGuards:
                                   "_make_class": staticmethod(self.make_class)}
         )
 
-    def make_class(self, name: Any, bases: Any, namespace: Any, **kwds: Any) -> type:
+    def make_class(self, name: Any, bases: Any, namespace: Any, /, **kwds: Any) -> type:
         """`type(name, bases, ns, **kwds)`: CPython's argument checks, then the run's class
         factory, with the namespace's names checked as a class body's are and the class
         keywords as a class statement's: the class is the snippet's own, like any other."""
@@ -311,6 +339,11 @@ class RunGuards:
         for klass in mro:
             if name in type.__getattribute__(klass, "__dict__"):
                 return self.owns_class(klass)
+        # An instance attribute, unless a host base's code uses the name: its methods trust
+        # that state (a review replaced `TopologicalSorter._node2info` in its subclass, and
+        # `get_ready` then wrote `npredecessors` onto a class of the host's).
+        if any(name in _host_code_names(klass) for klass in mro if not self.owns_class(klass)):
+            return False
         return not isinstance(obj, super)
 
     # -- reads -----------------------------------------------------------------------------
@@ -787,7 +820,7 @@ class _ClassFactory:
         self._owned = owned
         self._token = token
 
-    def __prepare__(self, name: str, bases: tuple[Any, ...], **kwds: Any) -> Any:
+    def __prepare__(self, name: str, bases: tuple[Any, ...], /, **kwds: Any) -> Any:
         check_class_keywords(kwds)
         meta = metaclass_for(bases, self._owns)
         if meta is type:
@@ -797,7 +830,7 @@ class _ClassFactory:
     def _owns(self, cls: type) -> bool:
         return cls in self._owned
 
-    def __call__(self, name: str, bases: tuple[Any, ...], namespace: Any, **kwds: Any) -> type:
+    def __call__(self, name: str, bases: tuple[Any, ...], namespace: Any, /, **kwds: Any) -> type:
         check_class_keywords(kwds)
         meta = metaclass_for(bases, self._owns)
         qualname = namespace.get("__qualname__")

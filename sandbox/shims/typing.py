@@ -11,6 +11,7 @@ import functools
 import typing
 from typing import Any
 
+from ..guards import ReadOnly
 from ..kernels import RunKernels
 from .base import ShimContext, pick
 
@@ -28,16 +29,40 @@ def build(ctx: ShimContext) -> dict[str, Any]:
     return {**_static(), "runtime_checkable": namespace["runtime_checkable"]}
 
 
+class _Annotated(ReadOnly):
+    """`typing.Annotated`, whose aliases cannot be called: calling one calls its first argument
+    and writes `__orig_class__` onto whatever comes back, with host rights, and that can be a
+    host object a class or function returns (a review wrote onto a host function and onto a
+    class `functools` makes). `Annotated[int, "unit"]` as a hint works as in CPython."""
+
+    __slots__ = ()
+
+    def __getitem__(self, params: Any) -> Any:
+        alias = typing.Annotated[params]
+        made = alias.copy_with((alias.__origin__,))  # not the cached alias, which the host shares
+        type(made).__setattr__(made, "_inst", False)
+        return made
+
+    def __repr__(self) -> str:
+        return "typing.Annotated"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("typing.Annotated cannot be copied in the sandbox")
+
+
+_ANNOTATED = _Annotated()
+
+
 @functools.cache
 def _static() -> dict[str, Any]:
-    return pick(
+    return {**pick(
         typing,
         [
             "Any", "Optional", "Union", "List", "Dict", "Set", "FrozenSet", "Tuple", "Callable",
             "Iterable", "Iterator", "Sequence", "Mapping", "MutableMapping", "Literal",
             "TypedDict", "NamedTuple", "cast", "Final", "ClassVar", "TYPE_CHECKING", "Generic",
             "TypeVar", "Protocol", "Awaitable", "AsyncIterator", "NotRequired", "Required",
-            "Self", "Annotated", "Coroutine", "Type", "DefaultDict", "Counter", "Deque",
+            "Self", "Coroutine", "Type", "DefaultDict", "Counter", "Deque",
             "OrderedDict", "AnyStr", "NoReturn", "Never",
         ],
-    )
+    ), "Annotated": _ANNOTATED}

@@ -81,3 +81,32 @@ async def test_private_write_on_a_prelude_class_stays_in_the_run(sb):
     assert first.value == 1, first
     later = await sb.run("import string\nreturn hasattr(string.Template, '_pwned')", backend="inprocess")
     assert later.error is None and later.value is False, later
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_state_a_host_base_trusts_is_not_the_snippets(sb, backend):
+    # An instance attribute of a snippet subclass counted as the snippet's own, also under a
+    # name the host base's code uses: a review replaced `TopologicalSorter._node2info`, and
+    # `get_ready` then wrote `npredecessors` onto a class of the host's.
+    code = """
+import graphlib, functools
+CacheInfo = type(functools.cache(len).cache_info())
+class T(graphlib.TopologicalSorter):
+    def __init__(self):
+        super().__init__()
+        self._mine = 1
+t = T()
+t.add("b", "a")
+t.prepare()
+try:
+    t._node2info = {"a": CacheInfo}
+    refused = ""
+except AttributeError as e:
+    refused = str(e)
+return [refused, sorted(t.get_ready()), t._mine, hasattr(CacheInfo, "npredecessors")]
+"""
+    await sb.assert_harmless(code, ['attribute "_node2info" is not accessible: names starting with "_" are private',
+                                    ["a"], 1, False], backend=backend)
+    import functools
+
+    assert not hasattr(type(functools.lru_cache()(len).cache_info()), "npredecessors")

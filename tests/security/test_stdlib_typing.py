@@ -188,3 +188,28 @@ return "ok"
 @pytest.mark.parametrize("name, code, expected", TYPING_HARMLESS, ids=[c[0] for c in TYPING_HARMLESS])
 async def test_typing_harmless(sb, name, code, expected):
     await sb.assert_harmless(code, expected)
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_annotated_aliases_are_hints_that_cannot_be_called(sb, backend):
+    # Calling an alias calls its first argument and writes `__orig_class__` onto the result
+    # with host rights; `Annotated` takes any callable first, which can return a host object.
+    code = """
+import typing, functools
+CacheInfo = type(functools.cache(len).cache_info())
+def f(x: typing.Annotated[int, "meters"]) -> int:
+    return x
+refused = []
+for call in (lambda: typing.Annotated[lambda: CacheInfo, 0](), lambda: typing.Annotated[type, 0](f)):
+    try:
+        call()
+    except TypeError as e:
+        refused.append(str(e).split(";")[0])
+return [repr(typing.Annotated[int, "unit"]), f(3), refused, hasattr(CacheInfo, "__orig_class__")]
+"""
+    await sb.assert_harmless(code, ["typing.Annotated[int, 'unit']", 3,
+                                    ["Type None cannot be instantiated", "Type None cannot be instantiated"], False],
+                             backend=backend)
+    import functools
+
+    assert not hasattr(type(functools.lru_cache()(len).cache_info()), "__orig_class__")
