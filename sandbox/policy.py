@@ -485,7 +485,9 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def guard_iter(self, node):  # type: ignore[override]
         if isinstance(node, ast.comprehension):
             node = self.node_contents_visit(node)
-            if self.budget:
+            # An `async for` clause awaits each item from code that ticks itself; the budget's
+            # iterator is synchronous, and would break it.
+            if self.budget and not node.is_async:
                 node.iter = _located(
                     ast.Call(func=ast.Name("_budget_iter_", ast.Load()), args=[node.iter], keywords=[]),
                     node.iter,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import keyword
+import sys
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -103,9 +104,11 @@ def refuse_field_subclasses(cls: Any) -> None:
 _FIELD_INPUTS = ("__annotations__", "__dataclass_fields__")
 #: The module `@dataclass` sees for the class while it runs: it executes the generated methods
 #: in `sys.modules[cls.__module__].__dict__`, and a snippet names any module there (a review's
-#: `C.__module__ = "itertools"` put `__builtins__` into the host's `itertools` for good). No
-#: module has this name, so they are executed in fresh globals.
-_SNIPPET_MODULE = "__snippet__"
+#: `C.__module__ = "itertools"` put `__builtins__` into the host's `itertools` for good). This
+#: one is the sandbox's own and empty (`exec` adds `__builtins__`); a string annotation is looked
+#: up in it too, where a module that is not loaded made `@dataclass` fail.
+_SNIPPET_MODULE = "sandbox.shims._dataclass_namespace"
+sys.modules.setdefault(_SNIPPET_MODULE, types.ModuleType(_SNIPPET_MODULE))
 
 
 def _read_only_field_inputs(cls: type, guards: RunGuards) -> list[tuple[type, str, Any, Any]]:

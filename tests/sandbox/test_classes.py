@@ -93,6 +93,24 @@ CASES = {
          "type() argument after ** must be a mapping, not int",
          "'foo' is an invalid keyword argument for print()"],
     ),
+    # Three things that failed before where CPython works (a review's honest snippets).
+    "dataclass-with-string-annotations": (
+        "from dataclasses import dataclass, field\n@dataclass\nclass Node:\n    value: int\n"
+        "    children: 'list[Node]' = field(default_factory=list)\nreturn repr(Node(1, [Node(2)]))",
+        "Node(value=1, children=[Node(value=2, children=[])])",
+    ),
+    "class-keywords-named-like-the-factorys-parameters": (
+        "class Plugin:\n    def __init_subclass__(cls, name='', namespace='', bases=(), **kw):\n"
+        "        super().__init_subclass__(**kw)\n        cls.label = [name, namespace, list(bases)]\n"
+        "class A(Plugin, name='alpha', namespace='api', bases=(1,)):\n    pass\n"
+        "B = type('B', (Plugin,), {}, name='beta')\nreturn [A.label, B.label]",
+        [["alpha", "api", [1]], ["beta", "", []]],
+    ),
+    "async-comprehension": (
+        "async def agen():\n    for i in range(3):\n        yield i\n"
+        "return [[x async for x in agen()], {x async for x in agen()} == {0, 1, 2}]",
+        [[0, 1, 2], True],
+    ),
 }
 
 
