@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import codecs
 import fnmatch
-import importlib.util
 import math
 import os
 import re
@@ -167,8 +166,9 @@ class WritePolicy:
       ``.idea/``, ``.zed/``, ``.devcontainer/``, ``.github/``, ``.gitlab/``, ``.circleci/``,
       ``.husky/``, cargo's ``.cargo/``);
     - ``shadowed_modules``: at the top of the root, ``NAME.py`` or ``NAME/__init__.py`` where
-      ``NAME`` is a standard-library module (but ``test``) or one installed outside the root:
-      ``python -m pytest`` (or ``pip``...) run there imports it in place of the real one;
+      ``NAME`` is a standard-library module (but ``test``) or a common tool's
+      (``PYTHON_M_TOOLS``): ``python -m pytest`` (or ``pip``...) run there imports it in place of
+      the real one;
     - ``tool_dirs``: caches and dependency trees that tools manage (``IGNORED_DIRS``).
 
     It is a list of what common tools load on their own, not a proof. Code that a command the
@@ -238,37 +238,33 @@ class WritePolicy:
 
 
 def _top_level_module(parts: tuple[str, ...]) -> str | None:
-    """The module a file at the top of the root defines (`json.py`, `pip/__init__.py`), if any."""
-    if len(parts) == 1 and parts[0].endswith(".py"):
-        return parts[0][:-3]
-    if len(parts) == 2 and parts[1] == "__init__.py":
-        return parts[0]
+    """The module a file at the top of the root defines (`json.py`, `pip/__init__.py`), if any,
+    named as a file system that drops trailing dots and spaces (Windows) would store it."""
+    names = [part.rstrip(" .") or part for part in parts]
+    if len(names) == 1 and names[0].endswith(".py"):
+        return names[0][:-3]
+    if len(names) == 2 and names[1] == "__init__.py":
+        return names[0]
     return None
 
 
+#: Tools people run as `python -m NAME` in a project, besides the standard library's: a module
+#: of that name at the top of the workspace would run in their place. A fixed list, not the host
+#: process's own import path, which depends on how the host was started (a review had `run.py`
+#: refused because the host ran from `/`) and whose finders run code for any name asked.
+PYTHON_M_TOOLS = frozenset({
+    "pip", "pytest", "setuptools", "wheel", "build", "twine", "virtualenv", "pipx", "poetry", "pdm", "hatch",
+    "uv", "tox", "nox", "coverage", "mypy", "ruff", "black", "isort", "flake8", "pylint", "pyflakes", "pycodestyle",
+    "IPython", "jupyter", "notebook", "sphinx", "django", "flask", "uvicorn", "gunicorn", "celery", "pre_commit",
+})
+
+
 def _shadows(module: str, root: Path) -> bool:
-    """Whether `module` at the top of `root` would shadow a module `python -m` finds elsewhere:
-    a standard-library one (but `test`, the interpreter's own test suite, which nothing imports
-    on its own), or one installed outside the root (the project's own, installed in place,
-    resolves inside it)."""
-    if not module.isidentifier():
-        return False
-    if module == "test":
-        return False
-    if module in sys.stdlib_module_names:
-        return True
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return False
-    origin = None if spec is None else (spec.origin or next(iter(spec.submodule_search_locations or ()), None))
-    if origin is None:
-        return False
-    try:
-        Path(origin).resolve().relative_to(root.resolve())
-    except ValueError:
-        return True
-    return False
+    """Whether `module` at the top of the workspace would stand in for a module `python -m` run
+    there looks for: a standard-library one (but `test`, the interpreter's own test suite, which
+    nothing imports on its own) or a common tool's (`PYTHON_M_TOOLS`)."""
+    return module.isidentifier() and module != "test" and (
+        module in sys.stdlib_module_names or module in PYTHON_M_TOOLS)
 
 
 def _git_dir_after(directory: Path, created: str) -> bool:

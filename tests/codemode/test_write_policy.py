@@ -244,7 +244,7 @@ def test_control_python_m_imports_a_module_from_the_directory_it_runs_in(tmp_pat
     assert marker.exists()
 
 
-@pytest.mark.parametrize("path", ["json.py", "json/__init__.py", "pip/__init__.py"])
+@pytest.mark.parametrize("path", ["json.py", "json/__init__.py", "pip/__init__.py", "pytest.py"])
 async def test_a_top_level_module_that_shadows_an_installed_one_is_refused(root: Path, tmp_path: Path, path: str) -> None:
     marker = tmp_path / "pwned"
     text = await refused(tools(root), path, f"open({str(marker)!r}, 'w').close()\n")
@@ -254,7 +254,8 @@ async def test_a_top_level_module_that_shadows_an_installed_one_is_refused(root:
 
 
 @pytest.mark.parametrize("path", ["mypkg_not_installed/__init__.py", "src/json.py", "json_tools.py", "test/__init__.py",
-                                  "tests/conftest.py", "notes/pip.py"])
+                                  "tests/conftest.py", "notes/pip.py", "run.py", "tests/__init__.py", "config.py",
+                                  "sandbox/__init__.py"])
 async def test_modules_that_shadow_nothing_a_tool_runs_are_writable(root: Path, path: str) -> None:
     r = await call(tools(root), "write_file", path=path, content="x = 1\n")
     assert not r.is_error, r.text
@@ -396,3 +397,22 @@ async def test_a_write_that_completes_a_virtualenv_is_undone(root: Path) -> None
     result = await call(reg, "write_file", path="env/lib/evil.pth", content="import os\n")
     assert result.is_error and "'env' is a virtualenv (it has pyvenv.cfg)" in result.text
     assert not (root / "env" / "lib").exists()
+
+
+def test_whether_a_module_shadows_is_decided_the_same_wherever_the_host_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # It was decided with the host process's own import path: `run.py` was refused when the host
+    # ran from `/` (a directory `/run`), and asking the finders for a model-chosen name ran their
+    # code (setuptools' distutils hook cleared `distutils` from the host). A fixed list decides.
+    import importlib.util
+
+    def asked(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the host's finders were asked")
+
+    monkeypatch.setattr(importlib.util, "find_spec", asked)
+    monkeypatch.chdir("/")
+    monkeypatch.syspath_prepend("/")
+    root = tmp_path / "ws"
+    root.mkdir()
+    assert DEFAULT_WRITE_POLICY.refusal(root, root / "run.py", b"") is None
+    assert DEFAULT_WRITE_POLICY.refusal(root, root / "pip.py", b"") is not None
+
