@@ -48,6 +48,8 @@ from .raised import mark_raised
 _MISSING = object()
 #: Where the sandbox's own code lives (its functions are not host methods to route).
 _SANDBOX_DIR = __file__.rpartition("/")[0] + "/"
+#: Where the sandbox's own code lives (its functions are told from host ones by this).
+SANDBOX_DIR = _SANDBOX_DIR
 
 
 # -- names ---------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 from .crossing import (
     _MISSING,
     LEADS_OUTSIDE,
+    SANDBOX_DIR,
     UNSUBCLASSABLE,
     CheckedMethods,
     ReadOnly,
@@ -742,11 +743,14 @@ class _CheckedWrite(ReadOnly):
         raise TypeError("cannot copy a method wrapper")
 
 
-#: Attribute-access hooks a snippet class never inherits from host Python code: they would
-#: serve the snippet's reads and writes of names the guards take for its own instance's with
-#: host rights (typing's `_BaseGenericAlias.__getattr__`/`__setattr__` forward every such name
-#: to another object: a review read the run's guards and the unchecked `object.__setattr__`).
-_ATTRIBUTE_HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__")
+#: Attribute-read hooks a snippet class never inherits from host Python code: they would serve
+#: the snippet's reads of names the guards take for its own instance's with host rights
+#: (typing's `_BaseGenericAlias.__getattr__` forwards every such name to another object, and
+#: its `__setattr__` writes there: a review read the run's guards and the unchecked
+#: `object.__setattr__`). Write hooks alone are allowed: those of the classes a snippet reaches
+#: refuse writes (`uuid.UUID`, the run's stop). The sandbox's own (the run's `super`) judge
+#: what they serve.
+_ATTRIBUTE_HOOKS = ("__getattr__", "__getattribute__")
 
 
 def check_class_keywords(keywords: Iterable[Any], what: str = "class") -> None:
@@ -786,7 +790,8 @@ def metaclass_for(bases: tuple[Any, ...], owns: Callable[[type], bool] | None = 
             if owns is not None and owns(cls) or cls in CHECKED_REPLACEMENTS:
                 continue
             held = type.__getattribute__(cls, "__dict__")
-            if any(type(held.get(name)) is types.FunctionType for name in _ATTRIBUTE_HOOKS):
+            if any(type(hook) is types.FunctionType and not hook.__code__.co_filename.startswith(SANDBOX_DIR)
+                   for hook in map(held.get, _ATTRIBUTE_HOOKS)):  # the sandbox's own judge what they serve
                 raise TypeError(f"'{type.__getattribute__(cls, '__name__')}' cannot be subclassed in the sandbox: "
                                 "its code serves attribute access")
         base_meta = type(base)
