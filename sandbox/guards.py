@@ -343,9 +343,27 @@ class RunGuards:
         # An instance attribute, unless a host base's code uses the name: its methods trust
         # that state (a review replaced `TopologicalSorter._node2info` in its subclass, and
         # `get_ready` then wrote `npredecessors` onto a class of the host's).
-        if any(name in _host_code_names(klass) for klass in mro if not self.owns_class(klass)):
+        if name in self.host_state_names(type(obj) if not isinstance(obj, type) else obj):
             return False
         return not isinstance(obj, super)
+
+    def host_state_names(self, cls: type) -> frozenset[str]:
+        """The private names the Python code of `cls`'s host bases (those not the run's own)
+        uses: on an instance, state those bases' methods trust, which is the host's, not the
+        snippet's, whichever way it is reached (a read, `vars()`, the copy prelude's state)."""
+        found: frozenset[str] = frozenset()
+        for klass in type.__getattribute__(cls, "__mro__"):
+            if not self.owns_class(klass):
+                found = found | _host_code_names(klass)
+        return found
+
+    def holds_host_state(self, obj: Any) -> bool:
+        """`obj`'s instance dictionary holds a name its host bases' code uses."""
+        try:
+            state = object.__getattribute__(obj, "__dict__")
+        except AttributeError:
+            return False
+        return type(state) is dict and not self.host_state_names(type(obj)).isdisjoint(dict.keys(state))
 
     # -- reads -----------------------------------------------------------------------------
     def read_problem(self, obj: Any, name: str) -> str | None:
@@ -563,6 +581,10 @@ class RunGuards:
                 f"vars() of a '{type(obj).__name__}' object is not available in the sandbox "
                 "(only the snippet's own objects)"
             )
+        if not isinstance(obj, type) and self.holds_host_state(obj):
+            # Its dictionary holds state a host base's code trusts (see `_defined_by_snippet`).
+            raise TypeError(f"vars() of a '{type(obj).__name__}' object is not available in the sandbox "
+                            "(a class it derives from keeps its own state there)")
         try:
             return _own_dict(obj)
         except AttributeError:

@@ -51,22 +51,38 @@ PLAIN_SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
 MAX_PLAIN_DEPTH = 100
 
 
-def plain(value: Any, depth: int = 0) -> Any:
+#: What a container being copied stands for in a walk's memo until its copy is made.
+_BUSY = object()
+
+
+def plain(value: Any, depth: int = 0, memo: dict[int, tuple[Any, Any]] | None = None) -> Any:
     """`value` as exact plain data, or `TypeError`. Containers are copied through the base
-    types' own iterators (a subclass is refused, not read), so nothing of the snippet runs."""
+    types' own iterators (a subclass is refused, not read), so nothing of the snippet runs, and
+    each once (`memo`): a list holding the same list twice, forty levels deep, is copied with
+    its sharing in forty steps, not 2**40 (a review blocked the host for minutes that way)."""
     kind = type(value)
     if kind in PLAIN_SCALARS:
         return value
     if depth >= MAX_PLAIN_DEPTH:
         raise ValueError("a kernel argument is nested too deeply")
+    if kind is not tuple and kind is not list and kind is not dict:
+        raise TypeError(f"expected plain data (str, bytes, int, float, bool, None, tuple, list, dict), "
+                        f"got a '{_type_name(kind)}'")
+    memo = {} if memo is None else memo
+    seen = memo.get(id(value))
+    if seen is not None and seen[0] is value:
+        if seen[1] is _BUSY:
+            raise ValueError("a kernel argument contains itself")
+        return seen[1]
+    memo[id(value)] = (value, _BUSY)
     if kind is tuple:
-        return tuple([plain(item, depth + 1) for item in tuple.__iter__(value)])
-    if kind is list:
-        return [plain(item, depth + 1) for item in list.__iter__(value)]
-    if kind is dict:
-        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in dict.items(value)}
-    raise TypeError(f"expected plain data (str, bytes, int, float, bool, None, tuple, list, dict), "
-                    f"got a '{_type_name(kind)}'")
+        made: Any = tuple([plain(item, depth + 1, memo) for item in tuple.__iter__(value)])
+    elif kind is list:
+        made = [plain(item, depth + 1, memo) for item in list.__iter__(value)]
+    else:
+        made = {plain(k, depth + 1, memo): plain(v, depth + 1, memo) for k, v in dict.items(value)}
+    memo[id(value)] = (value, made)
+    return made
 
 
 def _type_name(kind: type) -> str:
@@ -234,6 +250,11 @@ class RunKernels:
         when it has none."""
         if not self._guards.owns_class(type(x)):
             raise TypeError("own_state() only applies to the snippet's own objects")
+        if self._guards.holds_host_state(x):
+            # State a host base's code trusts is the host's (`guards._defined_by_snippet`): the
+            # copy's memo once handed its original dictionary out.
+            raise TypeError(f"cannot copy a '{type(x).__name__}' object in the sandbox: a class it derives "
+                            "from keeps its own state in it")
         try:
             state = object.__getattribute__(x, "__dict__")
         except AttributeError:
@@ -544,8 +565,9 @@ def _named_tuple_class(klass: type) -> bool:
             and not _COPY_PROTOCOL.difference({"__new__", "__getnewargs__"}).intersection(attrs))
 
 
-def _plain_state(value: Any, depth: int = 0) -> Any:
-    """A fresh copy of plain data (`plain`'s, and sets of scalars), or `COPY_UNHANDLED`."""
+def _plain_state(value: Any, depth: int = 0, memo: dict[int, tuple[Any, Any]] | None = None) -> Any:
+    """A fresh copy of plain data (`plain`'s, and sets of scalars), or `COPY_UNHANDLED`; a
+    container reached twice is copied once and shared, as `deepcopy` shares it."""
     kind = type(value)
     if kind in PLAIN_SCALARS or kind is complex:
         return value
@@ -554,17 +576,24 @@ def _plain_state(value: Any, depth: int = 0) -> Any:
     if kind in (set, frozenset):
         items = [v for v in kind.__iter__(value)]
         return kind(items) if all(type(v) in PLAIN_SCALARS for v in items) else COPY_UNHANDLED
+    if kind not in (list, tuple, dict):
+        return COPY_UNHANDLED
+    memo = {} if memo is None else memo
+    seen = memo.get(id(value))
+    if seen is not None and seen[0] is value:
+        return COPY_UNHANDLED if seen[1] is _BUSY else seen[1]
+    memo[id(value)] = (value, _BUSY)
+    made: Any = COPY_UNHANDLED
     if kind in (list, tuple):
-        items = [_plain_state(v, depth + 1) for v in kind.__iter__(value)]
-        if any(v is COPY_UNHANDLED for v in items):
-            return COPY_UNHANDLED
-        return items if kind is list else tuple(items)
-    if kind is dict:
-        pairs = [(_plain_state(k, depth + 1), _plain_state(v, depth + 1)) for k, v in dict.items(value)]
-        if any(k is COPY_UNHANDLED or v is COPY_UNHANDLED for k, v in pairs):
-            return COPY_UNHANDLED
-        return dict(pairs)
-    return COPY_UNHANDLED
+        items = [_plain_state(v, depth + 1, memo) for v in kind.__iter__(value)]
+        if not any(v is COPY_UNHANDLED for v in items):
+            made = items if kind is list else tuple(items)
+    else:
+        pairs = [(_plain_state(k, depth + 1, memo), _plain_state(v, depth + 1, memo)) for k, v in dict.items(value)]
+        if not any(k is COPY_UNHANDLED or v is COPY_UNHANDLED for k, v in pairs):
+            made = dict(pairs)
+    memo[id(value)] = (value, made)
+    return made
 
 
 def _copy_passive_instance(x: Any, kind: type, deep: bool) -> Any:

@@ -26,9 +26,10 @@ _FUNCTIONS = (
 )
 
 
-def _plain_arg(value: Any) -> Any:
-    """An argument copied by exact type: text, numbers and flags as plain values, tuples and
-    lists item by item; anything else is a `TypeError`. What is not text must not reach the
+def _plain_arg(value: Any, nested: bool = False) -> Any:
+    """An argument copied by exact type: text, numbers and flags as plain values, a tuple or
+    list of those item by item (one level: `urlunsplit`'s parts; a list holding itself forty
+    levels deep was 2**40 items to copy); anything else is a `TypeError`. What is not text must not reach the
     stdlib as it is: `urljoin`/`urldefrag` decode it with its own `decode` and hand the result to
     the process-wide `urlsplit` cache, which keeps it as a key."""
     if isinstance(value, (str, bytes, bytearray)):
@@ -39,9 +40,9 @@ def _plain_arg(value: Any) -> Any:
         return int.__index__(value)
     if isinstance(value, float):
         return float.__float__(value)
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, (tuple, list)) and not nested:
         items = tuple.__iter__(value) if isinstance(value, tuple) else list.__iter__(value)
-        return tuple(_plain_arg(item) for item in items)
+        return tuple(_plain_arg(item, nested=True) for item in items)
     raise TypeError(f"urllib.parse takes text, not {type(value).__name__}")
 
 

@@ -370,3 +370,34 @@ def test_a_prelude_function_planted_as_a_copy_hook_is_never_called() -> None:
     copy_shim = shim_set.get("copy")
     assert copy_shim.copy(made.A) is made.A  # type: ignore[union-attr]
     assert copy_shim.deepcopy([made.A])[0] is made.A  # type: ignore[union-attr]
+
+
+def test_kernels_copy_shared_plain_data_once() -> None:
+    # A list holding the same list twice, forty levels deep: copied as a tree it is 2**40
+    # items (a review blocked the host for minutes through `urlencode(encoding=...)` and a deep
+    # copy of a `TextWrapper`). Copied with its sharing, it is forty.
+    from sandbox.kernels import _plain_state, plain
+
+    shared: list = [0]
+    for _ in range(40):
+        shared = [shared, shared]
+    for copied in (plain(shared), _plain_state(shared)):
+        assert copied is not shared and copied[0] is copied[1] and copied[0][0] is copied[0][1]
+    looped: list = []
+    looped.append(looped)
+    with pytest.raises(ValueError, match="contains itself"):
+        plain(looped)
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_urllib_takes_one_level_of_parts(sb, backend) -> None:
+    code = """
+import urllib.parse
+refused = ""
+try:
+    urllib.parse.quote("a", safe=[["x"]])
+except TypeError as e:
+    refused = str(e)
+return [urllib.parse.urlunsplit(("https", "a.b", "/p", "q=1", "")), refused]
+"""
+    await sb.assert_harmless(code, ["https://a.b/p?q=1", "urllib.parse takes text, not list"], backend=backend)

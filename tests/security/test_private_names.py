@@ -110,3 +110,28 @@ return [refused, sorted(t.get_ready()), t._mine, hasattr(CacheInfo, "npredecesso
     import functools
 
     assert not hasattr(type(functools.lru_cache()(len).cache_info()), "npredecessors")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_state_a_host_base_trusts_is_not_handed_out_by_vars_or_copy(sb, backend):
+    # The same state reached another way: `vars()` returned the real instance dictionary, and
+    # the copy prelude's memo kept the original it read through its state kernel.
+    code = """
+import graphlib, copy
+class T(graphlib.TopologicalSorter):
+    pass
+t = T()
+refused = []
+for reach in (lambda: vars(t), lambda: copy.deepcopy(t, {}), lambda: copy.copy(t)):
+    try:
+        reach()
+    except TypeError as e:
+        refused.append(str(e).split(":")[0])
+class Own:
+    def __init__(self):
+        self._x = 1
+return [refused, vars(Own()), copy.deepcopy(Own())._x]
+"""
+    await sb.assert_harmless(code, [["vars() of a 'T' object is not available in the sandbox (a class it derives from "
+                                     "keeps its own state there)", "cannot copy a 'T' object in the sandbox",
+                                     "cannot copy a 'T' object in the sandbox"], {"_x": 1}, 1], backend=backend)
