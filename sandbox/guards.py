@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins as _builtins
 import decimal
 import dis
+import enum
 import types
 import weakref
 from collections import deque
@@ -182,15 +183,15 @@ def _own_dict(obj: Any) -> Any:
     return types.MappingProxyType(copy)
 
 
-_CODE_NAMES: dict[int, tuple[type, frozenset[str]]] = {}
+#: Instance state a host base documents as its subclasses' own: an enum member's `_name_` and
+#: `_value_`, which the member's `__init__` may set and its methods read. Enum's code uses them
+#: only through operators, builtins and their methods, which act as the snippet's code would.
+_SUBCLASS_STATE = frozenset({"_name_", "_value_"})
 
 
 def _host_code_names(cls: type) -> frozenset[str]:
     """The private names the Python code of a host class uses (its functions, accessors and the
-    code nested in them), found once per class; a C type has none."""
-    held = _CODE_NAMES.get(id(cls))
-    if held is not None and held[0] is cls:
-        return held[1]
+    code nested in them), less the state an enum subclass owns; a C type has none."""
     names: set[str] = set()
     if type.__dict__["__flags__"].__get__(cls) & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: Python code
         pending: list[Any] = []
@@ -205,9 +206,9 @@ def _host_code_names(cls: type) -> frozenset[str]:
             code = pending.pop()
             names.update(n for n in code.co_names if n.startswith("_") and not is_dunder(n))
             pending += [c for c in code.co_consts if type(c) is types.CodeType]
-    found = frozenset(names)
-    _CODE_NAMES[id(cls)] = (cls, found)
-    return found
+    if enum.Enum in type.__getattribute__(cls, "__mro__"):
+        names -= _SUBCLASS_STATE
+    return frozenset(names)
 
 
 def _no_keywords(fn: str, kwargs: dict[str, Any]) -> None:
@@ -265,6 +266,9 @@ class RunGuards:
         self.class_factory = _ClassFactory(self.owned, self.owner_token)
         self._ids: dict[int, int] = {}
         self._judged_patterns: dict[tuple[Any, ...], tuple[type, type]] = {}
+        #: `_host_code_names` per class, found once per run: per run, so nothing shared grows
+        #: and no run's class is held past its run.
+        self._code_names: dict[int, tuple[type, frozenset[str]]] = {}
         #: The run's `type`: the three-argument form builds classes through `make_class`.
         self.safe_type: type = _TypeMeta(
             "type", (SafeType,), {"__slots__": (), "__module__": "builtins",
@@ -354,7 +358,11 @@ class RunGuards:
         found: frozenset[str] = frozenset()
         for klass in type.__getattribute__(cls, "__mro__"):
             if not self.owns_class(klass):
-                found = found | _host_code_names(klass)
+                # Keyed by identity: a metaclass's `__hash__` is never run here.
+                held = self._code_names.get(id(klass))
+                if held is None or held[0] is not klass:
+                    held = self._code_names[id(klass)] = (klass, _host_code_names(klass))
+                found = found | held[1]
         return found
 
     def holds_host_state(self, obj: Any) -> bool:

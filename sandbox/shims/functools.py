@@ -16,6 +16,7 @@ import functools
 import keyword
 import sys
 import types
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -105,10 +106,15 @@ _FIELD_INPUTS = ("__annotations__", "__dataclass_fields__")
 #: The module `@dataclass` sees for the class while it runs: it executes the generated methods
 #: in `sys.modules[cls.__module__].__dict__`, and a snippet names any module there (a review's
 #: `C.__module__ = "itertools"` put `__builtins__` into the host's `itertools` for good). This
-#: one is the sandbox's own and empty (`exec` adds `__builtins__`); a string annotation is looked
-#: up in it too, where a module that is not loaded made `@dataclass` fail.
+#: one is the sandbox's own (`exec` adds `__builtins__`). `@dataclass` also looks a string
+#: annotation's name up in it (`'ClassVar[int]'`, `'InitVar[int]'`), so it holds those two;
+#: the module-qualified forms (`'typing.ClassVar[int]'`) are fields, as they would be in CPython
+#: without the module imported.
 _SNIPPET_MODULE = "sandbox.shims._dataclass_namespace"
-sys.modules.setdefault(_SNIPPET_MODULE, types.ModuleType(_SNIPPET_MODULE))
+_snippet_module = types.ModuleType(_SNIPPET_MODULE)
+_snippet_module.ClassVar = typing.ClassVar  # type: ignore[attr-defined]
+_snippet_module.InitVar = dataclasses.InitVar  # type: ignore[attr-defined]
+sys.modules.setdefault(_SNIPPET_MODULE, _snippet_module)
 
 
 def _read_only_field_inputs(cls: type, guards: RunGuards) -> list[tuple[type, str, Any, Any]]:

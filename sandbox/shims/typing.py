@@ -8,6 +8,7 @@ on the object with `hasattr` and returns only a bool."""
 from __future__ import annotations
 
 import functools
+import operator
 import typing
 from typing import Any
 
@@ -29,19 +30,39 @@ def build(ctx: ShimContext) -> dict[str, Any]:
     return {**_static(), "runtime_checkable": namespace["runtime_checkable"]}
 
 
+class _HintAlias(typing._AnnotatedAlias, _root=True):  # type: ignore[name-defined, call-arg, misc]
+    """An `Annotated[...]` alias that is only a hint: every alias made from it (`copy_with`,
+    subscripting a generic one, a copy) is one too, and calling one is refused. CPython's call
+    calls the first argument and writes `__orig_class__` onto whatever comes back, with host
+    rights, and that can be a host object a class or function returns (a review wrote onto a
+    host function and onto a class `functools` makes, also through `copy_with` and
+    `Annotated[T, m][X]`, which built CPython's callable alias again)."""
+
+    def __init__(self, origin: Any, metadata: tuple[Any, ...]) -> None:
+        super().__init__(origin, metadata)
+        self._inst = False
+
+    def copy_with(self, params: tuple[Any, ...]) -> Any:
+        if len(params) != 1:
+            raise TypeError("Annotated takes one type")
+        return _HintAlias(params[0], self.__metadata__)
+
+    def __reduce__(self) -> Any:
+        return operator.getitem, (_ANNOTATED, (self.__origin__, *self.__metadata__))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("an Annotated type hint cannot be called in the sandbox; call the type it annotates")
+
+
 class _Annotated(ReadOnly):
-    """`typing.Annotated`, whose aliases cannot be called: calling one calls its first argument
-    and writes `__orig_class__` onto whatever comes back, with host rights, and that can be a
-    host object a class or function returns (a review wrote onto a host function and onto a
-    class `functools` makes). `Annotated[int, "unit"]` as a hint works as in CPython."""
+    """`typing.Annotated`, whose aliases are `_HintAlias`es. `Annotated[int, "unit"]` as a hint
+    works as in CPython."""
 
     __slots__ = ()
 
     def __getitem__(self, params: Any) -> Any:
-        alias = typing.Annotated[params]
-        made = alias.copy_with((alias.__origin__,))  # not the cached alias, which the host shares
-        type(made).__setattr__(made, "_inst", False)
-        return made
+        alias = typing.Annotated[params]  # CPython's argument checks; the alias is not kept
+        return _HintAlias(alias.__origin__, alias.__metadata__)
 
     def __repr__(self) -> str:
         return "typing.Annotated"

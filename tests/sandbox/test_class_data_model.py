@@ -95,6 +95,20 @@ class Num(enum.Enum):
     C = enum.auto()
 return [Level.LOW.value, Level.HIGH.value, [m.value for m in Num]]
 """, ["low-0", "high-1", [1, 10, 100]]),
+    # `_name_` and `_value_` are an enum member's own state, as the enum docs describe: a member's
+    # `__init__` may set `_value_` and its methods read both.
+    "enum-member-state": ("""
+import enum
+class Planet(enum.Enum):
+    MERCURY = (3.303e+23, 2.4397e6)
+    EARTH = (5.976e+24, 6.37814e6)
+    def __init__(self, mass, radius):
+        self.mass = mass
+        self._value_ = radius
+    def describe(self):
+        return f"{self._name_}={self._value_}"
+return [Planet.EARTH.mass, Planet.EARTH.describe(), Planet.MERCURY.value]
+""", [5.976e+24, "EARTH=6378140.0", 2439700.0]),
     "init-subclass-keywords": ("""
 class Base:
     registry = {}

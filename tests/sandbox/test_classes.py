@@ -99,6 +99,14 @@ CASES = {
         "    children: 'list[Node]' = field(default_factory=list)\nreturn repr(Node(1, [Node(2)]))",
         "Node(value=1, children=[Node(value=2, children=[])])",
     ),
+    # `@dataclass` reads `'ClassVar[...]'` and `'InitVar[...]'` strings as CPython does.
+    "dataclass-with-string-classvar-and-initvar": (
+        "import dataclasses\nfrom typing import ClassVar\nfrom dataclasses import InitVar\n"
+        "@dataclasses.dataclass\nclass P:\n    kind: 'ClassVar[str]' = 'p'\n    scale: 'InitVar[int]' = 2\n"
+        "    x: 'int' = 1\n    def __post_init__(self, scale):\n        self.x *= scale\n"
+        "return [[f.name for f in dataclasses.fields(P)], repr(P(scale=5)), P.kind]",
+        [["x"], "P(x=5)", "p"],
+    ),
     "class-keywords-named-like-the-factorys-parameters": (
         "class Plugin:\n    def __init_subclass__(cls, name='', namespace='', bases=(), **kw):\n"
         "        super().__init_subclass__(**kw)\n        cls.label = [name, namespace, list(bases)]\n"

@@ -177,7 +177,7 @@ SANCTIONED_SANDBOX = frozenset(
         "ModuleShim", "ReadOnly", "Namespace", "Binding", "PendingCall", "_Awaitable",
         "CallRequest", "_Sleep", "_Gather", "_Internal", "_CheckedGetter", "attrgetter", "_CheckedWrite",
         "methodcaller", "SafeType", "_BoundFormat", "ToolCallError", "_EnumType", "_VisibleMro", "_PlainStrMethod", "_MarkedThrow", "localcontext", "cached_property",
-        "Template",
+        "Template", "_Annotated", "_HintAlias",
         # the sandbox's asyncio (sandbox/aio.py): state in private slots, no loop or scheduler
         "Task", "Waiter", "Lock", "Event", "Semaphore", "BoundedSemaphore", "Condition", "Queue",
         "Timeout", "TaskGroup", "_AsCompleted", "_Final", "CancelledError", "InvalidStateError",

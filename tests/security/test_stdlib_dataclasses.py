@@ -283,12 +283,6 @@ DATACLASSES_GADGETS_CLOSED = [
             "exception",
             ("TypeError", "only applies to classes defined in the snippet"),
         ),
-        (
-            "dataclass_string_initvar_annotation_looks_up_no_module",
-            "import dataclasses\n@dataclasses.dataclass\nclass P:\n    b: 'InitVar[int]' = 2",
-            "exception",
-            ("AttributeError",),
-        ),
 ]
 
 

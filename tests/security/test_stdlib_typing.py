@@ -194,21 +194,32 @@ async def test_typing_harmless(sb, name, code, expected):
 async def test_annotated_aliases_are_hints_that_cannot_be_called(sb, backend):
     # Calling an alias calls its first argument and writes `__orig_class__` onto the result
     # with host rights; `Annotated` takes any callable first, which can return a host object.
+    # Every alias made from one (`copy_with`, subscripting a generic one, a copy) is a hint too:
+    # a review built CPython's callable alias again through `copy_with` and `Annotated[T, m][X]`.
     code = """
-import typing, functools
+import typing, functools, copy
 CacheInfo = type(functools.cache(len).cache_info())
+T = typing.TypeVar("T")
 def f(x: typing.Annotated[int, "meters"]) -> int:
     return x
 refused = []
-for call in (lambda: typing.Annotated[lambda: CacheInfo, 0](), lambda: typing.Annotated[type, 0](f)):
+for call in (lambda: typing.Annotated[lambda: CacheInfo, 0](), lambda: typing.Annotated[type, 0](f),
+             lambda: typing.Annotated[int, 0].copy_with((lambda: CacheInfo,))(),
+             lambda: typing.Annotated[T, 0][lambda: CacheInfo](),
+             lambda: copy.copy(typing.Annotated[lambda: CacheInfo, 0])(),
+             lambda: copy.deepcopy(typing.Annotated[lambda: CacheInfo, 0])(),
+             lambda: typing.Annotated[typing.Annotated[lambda: CacheInfo, 1], 2]()):
     try:
         call()
     except TypeError as e:
-        refused.append(str(e).split(";")[0])
-return [repr(typing.Annotated[int, "unit"]), f(3), refused, hasattr(CacheInfo, "__orig_class__")]
+        refused.append(str(e))
+nested = typing.Annotated[typing.Annotated[int, 1], 2]
+return [repr(typing.Annotated[int, "unit"]), f(3), refused, hasattr(CacheInfo, "__orig_class__"),
+        repr(nested), nested == typing.Annotated[int, 1, 2], repr(typing.Annotated[list[T], 0][int])]
 """
-    await sb.assert_harmless(code, ["typing.Annotated[int, 'unit']", 3,
-                                    ["Type None cannot be instantiated", "Type None cannot be instantiated"], False],
+    hint = "an Annotated type hint cannot be called in the sandbox; call the type it annotates"
+    await sb.assert_harmless(code, ["typing.Annotated[int, 'unit']", 3, [hint] * 7, False,
+                                    "typing.Annotated[int, 1, 2]", True, "typing.Annotated[list[int], 0]"],
                              backend=backend)
     import functools
 
