@@ -223,6 +223,9 @@ def to_json_value(value: Any, path: str = "$", max_bytes: int | None = None) -> 
     past it: its items, its strings' characters and its integers' digits are counted as copying
     meets them (each is at least a byte of the text), a shared container or string wherever it
     appears."""
+    t = type(value)
+    if value is None or t is bool or (t is int and value.bit_length() <= 64 and (max_bytes is None or max_bytes >= 20)):
+        return value  # a scalar that fits any limit (the common tool result): no walk to set up
     return _convert(value, path, 0, _Walk(value, sys.maxsize if max_bytes is None else max_bytes))
 
 
