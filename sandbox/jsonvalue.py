@@ -109,7 +109,9 @@ class _Walk:
         key = id(container)
         if key in self.active:
             raise NotJSONError(_path(where), "value contains a cycle (it refers to itself)")
-        self.take(items)
+        self.room -= items
+        if self.room < 0:
+            raise TooLargeError(self.limit)
         if key in self.seen and not self.counted:
             # Shared: a list that holds the same list twice, forty levels deep, is 2**40 items
             # to copy, so count them all first (each shared container once) and refuse at once.
@@ -169,8 +171,9 @@ def _convert(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
         bits = value.bit_length()
         if bits > MAX_INT_BITS:
             raise NotJSONError(_path(where), "integer has more than 4000 digits; return it as a string")
-        walk.take(bits >> 2)  # fewer than its digits: a digit holds under four bits
-        return value
+        if bits > 64:
+            walk.take(bits >> 2)  # fewer than its digits: a digit holds under four bits
+        return value  # 20 digits at most: a bound on copying, not the text's exact length
     if t is float:
         if math.isnan(value) or math.isinf(value):
             raise NotJSONError(_path(where), f"{value} is not JSON (NaN and infinity have no JSON form)")
@@ -220,9 +223,9 @@ def to_json_value(value: Any, path: str = "$", max_bytes: int | None = None) -> 
     """A plain lossless-JSON copy of `value`, or `NotJSONError` naming what is wrong and where.
 
     max_bytes: refuse (`TooLargeError`) a value whose JSON text would be longer, before copying
-    past it: its items, its strings' characters and its integers' digits are counted as copying
-    meets them (each is at least a byte of the text), a shared container or string wherever it
-    appears."""
+    past it: its items, its strings' characters and its long integers' digits are counted as
+    copying meets them (each is at least a byte of the text), a shared container or string
+    wherever it appears."""
     t = type(value)
     if value is None or t is bool or (t is int and value.bit_length() <= 64 and (max_bytes is None or max_bytes >= 20)):
         return value  # a scalar that fits any limit (the common tool result): no walk to set up

@@ -51,7 +51,7 @@ class Binding:
         limit = self._binding_limit
         bound = None if limit is None else SIZE_SPAN * limit
         try:
-            plain_args = to_json_value(list(args), "$args", max_bytes=bound)
+            plain_args = to_json_value(list(args), "$args", max_bytes=bound) if args else []
             plain_kwargs = to_json_value(kwargs, "$", max_bytes=bound)
         except TooLargeError:
             raise ValueError(call_too_large_message(shown, None, limit)) from None  # type: ignore[arg-type]
