@@ -35,6 +35,7 @@ import operator
 import re
 import string
 import sys
+import sysconfig
 import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -420,10 +421,28 @@ class _RunSuper(super):
         if args and not isinstance(args[0], type):
             # CPython's wording (a subclass of `super` would otherwise get argparse's).
             raise TypeError(f"super() argument 1 must be a type, not {type(args[0]).__name__}")
+        if args and _sandbox_class(args[0]):
+            # A sandbox subclass of a host class overrides what the host's version does with
+            # host rights (`_HintAlias.copy_with`); `super(Sub, x)` would skip past it.
+            raise TypeError(f"super() cannot start past {args[0].__name__!r}: it is the sandbox's own class")
         return super().__new__(cls)
 
     def __getattribute__(self, name: str) -> Any:
         return _judge_own(super().__getattribute__(name))
+
+
+def _sandbox_class(cls: type) -> bool:
+    """`cls` is a shared class whose own functions are the sandbox's code (read from its
+    dictionary: no code runs). A snippet's class is never frozen (its forwarders are the
+    sandbox's code too)."""
+    flags = type.__dict__["__flags__"].__get__(cls)
+    if not flags & _HEAP_FLAG or not flags & _IMMUTABLE_FLAG:
+        return False
+    for value in type.__getattribute__(cls, "__dict__").values():
+        fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+        if type(fn) is types.FunctionType and fn.__code__.co_filename.startswith(_SANDBOX_DIR):
+            return True
+    return False
 
 
 _RunSuper.__name__ = _RunSuper.__qualname__ = "super"
@@ -1587,6 +1606,11 @@ class SharedState:
         #: that imported only `json` can have changed only what `json` and the core reach.
         self.groups: dict[str, tuple[_Record, ...]] = {}
         self._unions: dict[frozenset[str], _Probe] = {}
+        #: The stdlib modules whose classes have been frozen whole (see `freeze`).
+        self._crawled: set[str] = set()
+        #: The frozen classes found from what the shims hand out (not only through a module
+        #: frozen whole): the methods `register_host_methods` puts behind the receiver check.
+        self.reached: set[type] = set()
         #: Set once the shims have frozen everything runs share (`sandbox.shims`).
         self.ready = False
 
@@ -1607,6 +1631,7 @@ class SharedState:
                 if cls not in self.frozen:
                     make_immutable(cls)
                     self.frozen.add(cls)
+                self.reached.add(cls)
                 # Its C bases, for what their dictionaries hold (its Python bases are the
                 # sandbox's own, found here, or host classes it does not hand out).
                 pending.extend(b for b in type.__getattribute__(cls, "__mro__")[1:] if not is_heap_type(b))
@@ -1616,6 +1641,31 @@ class SharedState:
                         pending.append(value)
         seen: set[int] = set()
         found: list[_Record] = []
+        direct = True
+        while True:
+            defining: set[str] = set()
+            self._crawl(pending, seen, found, defining, direct)
+            direct = False
+            # The classes a stdlib module defines, private ones too, whenever one of its
+            # functions or classes is shared: its call results (`functools._CacheInfo`,
+            # `difflib.Match`, `graphlib._NodeInfo`) are host classes a snippet holds as
+            # `type(x)`, and host code it steers (a generic alias's call) writes onto them.
+            for name in sorted(defining - self._crawled):
+                self._crawled.add(name)
+                module = sys.modules.get(name)
+                if module is not None and _in_stdlib(module):
+                    pending.extend(v for v in vars(module).values()
+                                   if issubclass(type(v), type) and is_heap_type(v) and _defined_in(v, name))
+            if not pending:
+                break
+        self.groups[group] = (*self.groups.get(group, ()), *found)
+        self._unions.clear()
+
+    def _crawl(self, pending: list[Any], seen: set[int], found: list[_Record], defining: set[str],
+               direct: bool) -> None:
+        """Freeze the classes and record the objects reachable from `pending`; the modules that
+        defined the functions and classes found go into `defining`. `direct`: `pending` is what
+        the shims hand out, so the classes found go into `reached`."""
         while pending:
             value = pending.pop()
             if id(value) in seen:
@@ -1629,6 +1679,11 @@ class SharedState:
             if isinstance(value, type):
                 if type.__dict__["__flags__"].__get__(value) & _HEAP_FLAG:
                     self._freeze_class(value, pending)
+                    if direct:
+                        self.reached.add(value)
+                    module = type.__getattribute__(value, "__dict__").get("__module__")
+                    if type(module) is str:
+                        defining.add(module)
                 else:
                     # A static type is immutable, but the `staticmethod`/`classmethod`/`property`
                     # objects in its dictionary are not (`str.maketrans`: `__init__` called again
@@ -1651,6 +1706,8 @@ class SharedState:
                 pending.extend(record.values())
                 continue
             if kind is types.FunctionType:
+                if type(value.__module__) is str:
+                    defining.add(value.__module__)
                 pending.extend(value.__defaults__ or ())
                 pending.extend(value.__kwdefaults__.values() if value.__kwdefaults__ else ())
                 pending.extend(value.__closure__ or ())  # its cells: `cell_contents` is writable
@@ -1668,8 +1725,6 @@ class SharedState:
             elif kind is property:
                 pending.extend(f for f in (value.fget, value.fset, value.fdel) if f is not None)
             pending.extend(record.values())
-        self.groups[group] = (*self.groups.get(group, ()), *found)
-        self._unions.clear()
 
     def _freeze_class(self, cls: type, pending: list[Any]) -> None:
         if cls not in self.frozen:
@@ -1706,6 +1761,16 @@ def _put_back(records: Iterable[_Record]) -> int:
     for record in changed:
         record.restore()
     return len(changed)
+
+
+_STDLIB = tuple(sorted({sysconfig.get_paths()["stdlib"] + "/", sysconfig.get_paths()["platstdlib"] + "/"}))
+
+
+def _in_stdlib(module: types.ModuleType) -> bool:
+    """A module of the standard library, not a site package or the host application's: only
+    those are frozen whole (a third-party library may rightly change its own classes)."""
+    filename = getattr(module, "__file__", None)
+    return type(filename) is str and filename.startswith(_STDLIB) and "/site-packages/" not in filename
 
 
 def _defined_in(cls: type, module: str) -> bool:

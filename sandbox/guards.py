@@ -183,10 +183,11 @@ def _own_dict(obj: Any) -> Any:
     return types.MappingProxyType(copy)
 
 
-#: Instance state a host base documents as its subclasses' own: an enum member's `_name_` and
-#: `_value_`, which the member's `__init__` may set and its methods read. Enum's code uses them
-#: only through operators, builtins and their methods, which act as the snippet's code would.
-_SUBCLASS_STATE = frozenset({"_name_", "_value_"})
+#: State and hooks a host base documents as its subclasses' own: an enum member's `_name_` and
+#: `_value_`, which the member's `__init__` may set and its methods read, and the `_missing_`
+#: hook an enum class may define. Enum's code uses them only through operators, builtins,
+#: their methods and a call, which act as the snippet's code would.
+_SUBCLASS_STATE = frozenset({"_name_", "_value_", "_missing_"})
 
 
 def _host_code_names(cls: type) -> frozenset[str]:
@@ -263,12 +264,14 @@ class RunGuards:
     def __init__(self) -> None:
         self.owned = OwnedClasses()
         self.owner_token = object()
-        self.class_factory = _ClassFactory(self.owned, self.owner_token)
-        self._ids: dict[int, int] = {}
-        self._judged_patterns: dict[tuple[Any, ...], tuple[type, type]] = {}
         #: `_host_code_names` per class, found once per run: per run, so nothing shared grows
         #: and no run's class is held past its run.
         self._code_names: dict[int, tuple[type, frozenset[str]]] = {}
+        #: The same, for all of an own class's host bases together.
+        self._state_names: dict[int, tuple[type, frozenset[str]]] = {}
+        self.class_factory = _ClassFactory(self.owned, self.owner_token, self.host_state_names)
+        self._ids: dict[int, int] = {}
+        self._judged_patterns: dict[tuple[Any, ...], tuple[type, type]] = {}
         #: The run's `type`: the three-argument form builds classes through `make_class`.
         self.safe_type: type = _TypeMeta(
             "type", (SafeType,), {"__slots__": (), "__module__": "builtins",
@@ -328,41 +331,49 @@ class RunGuards:
             target = obj.__self_class__
             if target is None:
                 return False
+            cls = target
             mro = type.__getattribute__(target, "__mro__")
             mro = mro[mro.index(start) + 1 :] if start in mro else ()
         elif isinstance(obj, type):
             if not self.owns_class(obj):
                 return False
+            cls = obj
             mro = type.__getattribute__(obj, "__mro__")
         else:
             if is_snippet_function(obj):
                 # Its attributes and data model; `__init__`/`__init_subclass__` are `object`'s.
                 return name not in SUPER_ONLY
-            if not self.owns_class(type(obj)):
+            cls = type(obj)
+            if not self.owns_class(cls):
                 return False
-            mro = type.__getattribute__(type(obj), "__mro__")
+            mro = type.__getattribute__(cls, "__mro__")
+        # Never a name a host base's code uses, wherever it is found: its methods trust that
+        # state (a review replaced `TopologicalSorter._node2info` in its subclass, and
+        # `get_ready` then wrote `npredecessors` onto a class of the host's).
+        if name in self.host_state_names(cls):
+            return False
         for klass in mro:
             if name in type.__getattribute__(klass, "__dict__"):
                 return self.owns_class(klass)
-        # An instance attribute, unless a host base's code uses the name: its methods trust
-        # that state (a review replaced `TopologicalSorter._node2info` in its subclass, and
-        # `get_ready` then wrote `npredecessors` onto a class of the host's).
-        if name in self.host_state_names(type(obj) if not isinstance(obj, type) else obj):
-            return False
         return not isinstance(obj, super)
 
     def host_state_names(self, cls: type) -> frozenset[str]:
         """The private names the Python code of `cls`'s host bases (those not the run's own)
         uses: on an instance, state those bases' methods trust, which is the host's, not the
         snippet's, whichever way it is reached (a read, `vars()`, the copy prelude's state)."""
+        # Keyed by identity: a metaclass's `__hash__` is never run here.
+        known = self._state_names.get(id(cls))
+        if known is not None and known[0] is cls:
+            return known[1]
         found: frozenset[str] = frozenset()
         for klass in type.__getattribute__(cls, "__mro__"):
             if not self.owns_class(klass):
-                # Keyed by identity: a metaclass's `__hash__` is never run here.
                 held = self._code_names.get(id(klass))
                 if held is None or held[0] is not klass:
                     held = self._code_names[id(klass)] = (klass, _host_code_names(klass))
                 found = found | held[1]
+        if self.owns_class(cls):  # a class being built is not yet in `owned`: not kept
+            self._state_names[id(cls)] = (cls, found)
         return found
 
     def holds_host_state(self, obj: Any) -> bool:
@@ -849,11 +860,13 @@ class _ClassFactory:
     snippet-owned.
     """
 
-    __slots__ = ("_owned", "_token")
+    __slots__ = ("_owned", "_token", "_host_state_names")
 
-    def __init__(self, owned: OwnedClasses, token: object) -> None:
+    def __init__(self, owned: OwnedClasses, token: object,
+                 host_state_names: Callable[[type], frozenset[str]]) -> None:
         self._owned = owned
         self._token = token
+        self._host_state_names = host_state_names
 
     def __prepare__(self, name: str, bases: tuple[Any, ...], /, **kwds: Any) -> Any:
         check_class_keywords(kwds)
@@ -874,6 +887,7 @@ class _ClassFactory:
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
+        self._check_host_state(name, bases, namespace)
         holder: list[type] = []
         for key, forwarder in judged_methods(bases, namespace, _has_prologue, meta, holder).items():
             namespace[key] = forwarder
@@ -887,6 +901,27 @@ class _ClassFactory:
                 type.__setattr__(cls, key, judging_method(key, value, cls))
         self._owned.add(cls)
         return cls
+
+
+    def _check_host_state(self, name: str, bases: tuple[Any, ...], namespace: Any) -> None:
+        """A class body (or its `__slots__`) never defines a private name a host base's code
+        uses: that code would trust the snippet's value as its own state (`graphlib`'s
+        `get_ready` wrote onto the class a planted `_node2info` held)."""
+        used: frozenset[str] = frozenset()
+        for base in bases:
+            if isinstance(base, type):
+                used = used | self._host_state_names(base)
+        if not used:
+            return
+        slots = namespace.get("__slots__", ())
+        defined = {k for k in namespace if type(k) is str} | (
+            {slots} if type(slots) is str else set(slots) if type(slots) is tuple else set())
+        clash = sorted(used.intersection(defined))
+        if clash:
+            raise TypeError(
+                f"class {name!r} cannot define {clash[0]!r}: the code of a host base class uses "
+                "that name as its own state"
+            )
 
 
 _ARGUMENT_JUDGED = OPERAND_METHODS | EXIT_METHODS

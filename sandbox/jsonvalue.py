@@ -173,7 +173,7 @@ def _convert(value: Any, where: _Where, depth: int, walk: _Walk) -> Any:
             raise NotJSONError(_path(where), "integer has more than 4000 digits; return it as a string")
         if bits > 64:
             walk.take(bits >> 2)  # fewer than its digits: a digit holds under four bits
-        return value  # 20 digits at most: a bound on copying, not the text's exact length
+        return value  # 21 characters at most: a bound on copying, not the text's exact length
     if t is float:
         if math.isnan(value) or math.isinf(value):
             raise NotJSONError(_path(where), f"{value} is not JSON (NaN and infinity have no JSON form)")
@@ -227,7 +227,7 @@ def to_json_value(value: Any, path: str = "$", max_bytes: int | None = None) -> 
     copying meets them (each is at least a byte of the text), a shared container or string
     wherever it appears."""
     t = type(value)
-    if value is None or t is bool or (t is int and value.bit_length() <= 64 and (max_bytes is None or max_bytes >= 20)):
+    if value is None or t is bool or (t is int and value.bit_length() <= 64 and (max_bytes is None or max_bytes >= 21)):
         return value  # a scalar that fits any limit (the common tool result): no walk to set up
     return _convert(value, path, 0, _Walk(value, sys.maxsize if max_bytes is None else max_bytes))
 

@@ -133,7 +133,7 @@ def _freeze_shared(ctx: ShimContext) -> None:
         if not getattr(module, "PER_RUN", False):
             # The judging wrappers are shared too (their `__dict__`, `__doc__`... are recorded).
             shared.freeze(_judged_static_attrs()[module.NAME].values(), group=module.NAME)
-    crossing.register_host_methods(shared.frozen)
+    crossing.register_host_methods(shared.reached)
     shared.ready = True
 
 

@@ -12,12 +12,14 @@ god-mode test checks it by a fingerprint of the whole shared graph, in its own i
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 import subprocess
 import sys
 import textwrap
 import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,34 @@ def test_a_prelude_class_is_made_per_run_so_a_write_reaches_no_other_run(path: s
     assert "planted" not in type.__getattribute__(second, "__dict__")
     third = object.__getattribute__(shims.ShimSet(guards.RunGuards(), {}).get(module), "_shim_attrs")[name]
     assert "planted" not in type.__getattribute__(third, "__dict__")
+
+
+def test_every_class_of_a_stdlib_module_behind_a_shim_is_immutable() -> None:
+    # A call result's class is a host class the snippet holds as `type(x)`, and host code it
+    # steers writes onto what a snippet callable returns (a generic alias's call sets
+    # `__orig_class__`): a review planted one onto `functools._CacheInfo`, which no shim table
+    # holds. So every class of a stdlib module whose functions or classes a shim shares is
+    # frozen, private ones too.
+    import difflib
+    import graphlib
+
+    _first_run()
+    for cls in (functools._CacheInfo, difflib.Match, graphlib._NodeInfo, typing._GenericAlias):
+        assert crossing.is_immutable(cls), cls
+    crawled = crossing.SHARED._crawled
+    assert {"functools", "difflib", "graphlib", "typing", "enum", "dataclasses"} <= crawled
+    mutable = []
+    for name in sorted(crawled):
+        module = sys.modules.get(name)
+        if module is None or not crossing._in_stdlib(module):
+            continue
+        for value in vars(module).values():
+            if (issubclass(type(value), type) and crossing.is_heap_type(value) and crossing._defined_in(value, name)
+                    and not crossing.is_immutable(value)):
+                mutable.append(f"{name}.{value.__qualname__}")
+    assert not mutable, mutable
+    # A site package is never frozen whole: it may rightly change its own classes.
+    assert not crossing._in_stdlib(sys.modules["anyio"])
 
 
 def test_every_sandbox_class_a_snippet_reaches_is_immutable() -> None:

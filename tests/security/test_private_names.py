@@ -113,6 +113,55 @@ return [refused, sorted(t.get_ready()), t._mine, hasattr(CacheInfo, "npredecesso
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_class_body_never_defines_state_a_host_base_trusts(sb, backend):
+    # The rule above held for instance attributes only: a review defined `_node2info` in the
+    # class body (an instance without its own then finds the class's), and `get_ready` wrote
+    # `npredecessors` onto a class of the host's. A body, `__slots__` and `type()`'s namespace
+    # are all refused such a name, private methods too; enum's documented hooks stay the
+    # subclass's own.
+    code = """
+import graphlib, functools, enum
+CacheInfo = type(functools.cache(len).cache_info())
+refused = []
+def body():
+    class T(graphlib.TopologicalSorter):
+        _node2info = {"a": CacheInfo}
+        _ready_nodes = ["a"]
+        _npassedout = 0
+        def __init__(self):
+            pass
+    return sorted(T().get_ready())
+def method():
+    class T(graphlib.TopologicalSorter):
+        def _get_nodeinfo(self, node):
+            return CacheInfo
+def slots():
+    class T(graphlib.TopologicalSorter):
+        __slots__ = ("_node2info",)
+def three_arguments():
+    return type("T", (graphlib.TopologicalSorter,), {"_node2info": {}})
+for make in (body, method, slots, three_arguments):
+    try:
+        make()
+    except TypeError as e:
+        refused.append(str(e))
+class Color(enum.Enum):
+    RED = 1
+    @classmethod
+    def _missing_(cls, value):
+        return cls.RED
+return [refused, Color(7).name, hasattr(CacheInfo, "npredecessors")]
+"""
+    said = ("class 'T' cannot define '{}': the code of a host base class uses that name as its own state")
+    await sb.assert_harmless(code, [[said.format("_node2info"), said.format("_get_nodeinfo"),
+                                     said.format("_node2info"), said.format("_node2info")],
+                                    "RED", False], backend=backend)
+    import functools
+
+    assert not hasattr(type(functools.lru_cache()(len).cache_info()), "npredecessors")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_the_state_a_host_base_trusts_is_not_handed_out_by_vars_or_copy(sb, backend):
     # The same state reached another way: `vars()` returned the real instance dictionary, and
     # the copy prelude's memo kept the original it read through its state kernel.

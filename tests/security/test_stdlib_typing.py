@@ -224,3 +224,36 @@ return [repr(typing.Annotated[int, "unit"]), f(3), refused, hasattr(CacheInfo, "
     import functools
 
     assert not hasattr(type(functools.lru_cache()(len).cache_info()), "__orig_class__")
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_no_alias_call_writes_onto_a_host_class(sb, backend):
+    # Every generic alias writes `__orig_class__` onto what its origin returns, with host rights:
+    # a review built callable ones around a snippet lambda that returns a host class through
+    # `Annotated`'s real base class, `super(...).copy_with`, `typing._GenericAlias` and
+    # `types.GenericAlias`. The class is frozen, so the write fails (typing's call raises,
+    # the C one ignores it), whichever alias is used; and `super()` never starts past the
+    # sandbox's own subclass of a host class, whose overrides it would skip.
+    code = """
+import typing, functools
+CacheInfo = type(functools.cache(len).cache_info())
+a = typing.Annotated[int, 0]
+calls = (lambda: type(a).__bases__[0](lambda: CacheInfo, (0,))(),
+         lambda: super(type(a), a).copy_with((lambda: CacheInfo,))(),
+         lambda: type(typing.List[int])(lambda: CacheInfo, (int,))(),
+         lambda: type(list[int])(lambda: CacheInfo, (int,))())
+out = []
+for call in calls:
+    try:
+        out.append(repr(call()))
+    except TypeError as e:
+        out.append(str(e))
+return out + [hasattr(CacheInfo, "__orig_class__")]
+"""
+    refused = "cannot set '__orig_class__' attribute of immutable type 'CacheInfo'"
+    skipped = "super() cannot start past '_HintAlias': it is the sandbox's own class"
+    await sb.assert_harmless(code, [refused, skipped, refused, "<class 'functools.CacheInfo'>", False],
+                             backend=backend)
+    import functools
+
+    assert "__orig_class__" not in type(functools.lru_cache()(len).cache_info()).__dict__
