@@ -1705,9 +1705,12 @@ class SharedState:
             if kind in (dict, list, set):
                 pending.extend(record.values())
                 continue
-            if kind is types.FunctionType:
+            if kind is types.FunctionType or kind is types.BuiltinFunctionType:
+                # (A C function's module defines the exceptions it raises: `hashlib`'s
+                # `_hashlib.UnsupportedDigestmodError`, which no table holds.)
                 if type(value.__module__) is str:
                     defining.add(value.__module__)
+            if kind is types.FunctionType:
                 pending.extend(value.__defaults__ or ())
                 pending.extend(value.__kwdefaults__.values() if value.__kwdefaults__ else ())
                 pending.extend(value.__closure__ or ())  # its cells: `cell_contents` is writable
@@ -1767,9 +1770,12 @@ _STDLIB = tuple(sorted({sysconfig.get_paths()["stdlib"] + "/", sysconfig.get_pat
 
 
 def _in_stdlib(module: types.ModuleType) -> bool:
-    """A module of the standard library, not a site package or the host application's: only
-    those are frozen whole (a third-party library may rightly change its own classes)."""
+    """A module of the standard library (compiled in, or a file of it), not a site package or
+    the host application's: only those are frozen whole (a third-party library may rightly
+    change its own classes)."""
     filename = getattr(module, "__file__", None)
+    if filename is None:
+        return module.__name__ in sys.builtin_module_names
     return type(filename) is str and filename.startswith(_STDLIB) and "/site-packages/" not in filename
 
 

@@ -30,6 +30,7 @@ from .crossing import (
     CheckedMethods,
     ReadOnly,
     SafeType,
+    _linearization,
     _RunSuper,
     _TypeMeta,
     attribute_problem,
@@ -339,6 +340,10 @@ class RunGuards:
                 return False
             cls = obj
             mro = type.__getattribute__(obj, "__mro__")
+            # Also a name a host base of a class that inherits from it uses: a property written
+            # onto a snippet base is what that host code's native read finds first.
+            if name in self._subtree_state_names(obj):
+                return False
         else:
             if is_snippet_function(obj):
                 # Its attributes and data model; `__init__`/`__init_subclass__` are `object`'s.
@@ -507,11 +512,40 @@ class RunGuards:
             return name not in _INSTANCE_COPY_HOOKS and self.owns_class(type(obj))
         if not self.owns_class(obj):
             return False
+        if name == "__getattr__" and self._serves_host_code(obj):
+            return False
         for meta in type(obj).__mro__:
             held = type.__getattribute__(meta, "__dict__").get(name)
             if held is not None and hasattr(type(held), "__set__"):
                 return False
         return True
+
+    def _subtree_classes(self, cls: type) -> list[type]:
+        """`cls` and the snippet's classes that inherit from it."""
+        found: list[type] = []
+        pending = [cls]
+        seen: set[int] = set()
+        while pending:
+            klass = pending.pop()
+            if id(klass) in seen:
+                continue
+            seen.add(id(klass))
+            found.append(klass)
+            pending += [c for c in type.__subclasses__(klass) if self.owns_class(c)]
+        return found
+
+    def _subtree_state_names(self, cls: type) -> frozenset[str]:
+        """The private names the host bases of `cls` and of the snippet's classes that inherit
+        from it use."""
+        found: frozenset[str] = frozenset()
+        for klass in self._subtree_classes(cls):
+            found = found | self.host_state_names(klass)
+        return found
+
+    def _serves_host_code(self, cls: type) -> bool:
+        """`cls`, or a class of the snippet's that inherits from it, has a host base whose code
+        uses private names: a `__getattr__` given to it later would answer that code's reads."""
+        return any(_host_state_getattr_held(k) or self.host_state_names(k) for k in self._subtree_classes(cls))
 
     def write(self, obj: Any, name: str | None = None) -> Any:
         """`_write_`: the target of `obj.attr = v` / `del obj.attr`. Returns obj if allowed.
@@ -860,13 +894,22 @@ class _ClassFactory:
     snippet-owned.
     """
 
-    __slots__ = ("_owned", "_token", "_host_state_names")
+    __slots__ = ("_owned", "_token", "_host_state_names", "_body_names")
 
     def __init__(self, owned: OwnedClasses, token: object,
                  host_state_names: Callable[[type], frozenset[str]]) -> None:
         self._owned = owned
         self._token = token
         self._host_state_names = host_state_names
+        #: The names each class this factory made defined in its body (by identity): what the
+        #: snippet put there, not what a host metaclass or `__init_subclass__` added after.
+        self._body_names: dict[int, tuple[type, frozenset[str]]] = {}
+
+    def _defined_names(self, cls: type) -> Any:
+        held = self._body_names.get(id(cls))
+        if held is not None and held[0] is cls:
+            return held[1]
+        return type.__getattribute__(cls, "__dict__")  # made otherwise (a slotted dataclass): all of it
 
     def __prepare__(self, name: str, bases: tuple[Any, ...], /, **kwds: Any) -> Any:
         check_class_keywords(kwds)
@@ -888,6 +931,7 @@ class _ClassFactory:
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
         self._check_host_state(name, bases, namespace)
+        defined = _names_defined_by(namespace)
         holder: list[type] = []
         for key, forwarder in judged_methods(bases, namespace, _has_prologue, meta, holder).items():
             namespace[key] = forwarder
@@ -895,6 +939,7 @@ class _ClassFactory:
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)
         holder.append(cls)
+        self._body_names[id(cls)] = (cls, defined)
         # What the metaclass put in after the body (`EnumType` adds methods): judged the same.
         for key, value in list(type.__getattribute__(cls, "__dict__").items()):
             if key in _ARGUMENT_JUDGED and not (is_forwarder(value) or _has_prologue(key, value)):
@@ -904,26 +949,79 @@ class _ClassFactory:
 
 
     def _check_host_state(self, name: str, bases: tuple[Any, ...], namespace: Any) -> None:
-        """A class body (or its `__slots__`) never defines a private name a host base's code
-        uses: that code would trust the snippet's value as its own state (`graphlib`'s
-        `get_ready` wrote onto the class a planted `_node2info` held)."""
+        """Neither the class body (nor its `__slots__`) nor a snippet class among its bases
+        defines a private name a host base's code uses: that code reads it natively and would
+        trust the snippet's value (or property) as its own state (`graphlib`'s `get_ready`
+        wrote onto the class a planted `_node2info` held, defined in the body and, in the next
+        review, as a property of a snippet base listed first)."""
         used: frozenset[str] = frozenset()
         for base in bases:
             if isinstance(base, type):
                 used = used | self._host_state_names(base)
         if not used:
             return
-        slots = namespace.get("__slots__", ())
-        defined = {k for k in namespace if type(k) is str} | (
-            {slots} if type(slots) is str else set(slots) if type(slots) is tuple else set())
-        clash = sorted(used.intersection(defined))
+        clash = sorted(used.intersection(_names_defined_by(namespace)))
+        where = f"class {name!r} cannot define"
+        if not clash:
+            for base in bases:
+                for klass in type.__getattribute__(base, "__mro__") if isinstance(base, type) else ():
+                    if klass in self._owned:
+                        clash = sorted(used.intersection(self._defined_names(klass)))
+                        if clash:
+                            where = f"class {name!r} cannot have {klass.__name__!r} as a base, which defines"
+                            break
+                if clash:
+                    break
         if clash:
-            raise TypeError(
-                f"class {name!r} cannot define {clash[0]!r}: the code of a host base class uses "
-                "that name as its own state"
-            )
+            raise TypeError(f"{where} {clash[0]!r}: the code of a host base class uses that name as its own state")
+        hook = _inherited_getattr(bases, namespace, self._owned)
+        if hook is not None:
+            namespace["__getattr__"] = _host_state_getattr(hook, used)
 
 
+def _names_defined_by(namespace: Any) -> frozenset[str]:
+    """The names a class body defines: its keys and its `__slots__` (already checked)."""
+    slots = namespace.get("__slots__", ())
+    extra = {slots} if type(slots) is str else set(slots) if type(slots) is tuple else set()
+    return frozenset({k for k in namespace if type(k) is str} | extra)
+
+
+def _inherited_getattr(bases: tuple[Any, ...], namespace: Any, owned: OwnedClasses) -> Any:
+    """The `__getattr__` a class with `bases` and `namespace` would have: the body's, or the first
+    in its method resolution order (a host base never has a Python one the factory accepts)."""
+    if "__getattr__" in namespace:
+        return namespace["__getattr__"]
+    for klass in _linearization(tuple(b for b in bases if isinstance(b, type))):
+        held = type.__getattribute__(klass, "__dict__").get("__getattr__")
+        if held is not None:
+            return held if klass in owned else None
+    return None
+
+
+def _host_state_getattr(hook: Any, used: frozenset[str]) -> Callable[[Any, str], Any]:
+    """The snippet's `__getattr__`, except for the private names a host base's code uses: that
+    code's own reads of its state (`self._node2info` in `graphlib`, when the snippet's
+    `__init__` skipped the base's) fall through to `__getattr__`, and must not get the snippet's
+    answer."""
+    if type(hook) is not types.FunctionType:
+        raise TypeError("__getattr__ must be a plain function in a class with a stdlib base in the sandbox")
+
+    def __getattr__(self: Any, name: str) -> Any:
+        if name in used:
+            raise _cpython_no_attribute(self, name)
+        return hook(self, name)
+
+    __getattr__.__qualname__ = hook.__qualname__
+    return __getattr__
+
+
+def _host_state_getattr_held(cls: type) -> bool:
+    """`cls`'s dictionary holds a `_host_state_getattr` guard (which a write must not replace)."""
+    held = type.__getattribute__(cls, "__dict__").get("__getattr__")
+    return type(held) is types.FunctionType and held.__code__ is _GUARD_CODE
+
+
+_GUARD_CODE = _host_state_getattr(lambda self, name: None, frozenset()).__code__
 _ARGUMENT_JUDGED = OPERAND_METHODS | EXIT_METHODS
 
 

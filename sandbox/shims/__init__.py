@@ -123,8 +123,10 @@ def _freeze_shared(ctx: ShimContext) -> None:
     # The run's C builtins (`abs`, `len`...) and builtin types are the process's own: a C
     # function's `__module__` is writable, and so are the `staticmethod` objects of a C type
     # (`str.maketrans`), so they are recorded with the core (the builtins mapping is per run).
+    # Every builtin class but the run's own `type` is frozen: `ExceptionGroup` is a heap type,
+    # and a review wrote onto it through a generic alias's call.
     shared.freeze([v for v in ctx.builtins.values() if type(v) is BuiltinFunctionType or (
-        isinstance(v, type) and not crossing.is_heap_type(v))])
+        isinstance(v, type) and not issubclass(v, crossing.SafeType))])
     static = _static_attrs()
     for module in _SHIM_MODULES:
         table = module.build(ctx) if getattr(module, "PER_RUN", False) else static[module.NAME]

@@ -113,6 +113,72 @@ return [refused, sorted(t.get_ready()), t._mine, hasattr(CacheInfo, "npredecesso
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+async def test_no_snippet_base_or_getattr_serves_state_a_host_base_trusts(sb, backend):
+    # The next review put `_node2info` in a snippet base listed first (a property, which the
+    # host's native `self._node2info` finds before the instance dictionary); a `__getattr__`
+    # answers that read too when the snippet's `__init__` skipped the base's. A base that
+    # defines such a name is refused, nor can one be written onto it later; a `__getattr__`
+    # never answers those names, nor can one be given later to a class such a class inherits
+    # from. A class with no host base below it keeps both.
+    code = """
+import graphlib
+class Info:
+    def __init__(self):
+        self.npredecessors = 0
+        self.successors = []
+target = Info()
+out = []
+class Mine:
+    @property
+    def _node2info(self):
+        return {"a": target}
+try:
+    class B(Mine, graphlib.TopologicalSorter):
+        pass
+except TypeError as e:
+    out.append(str(e))
+class Plain:
+    pass
+class G(Plain, graphlib.TopologicalSorter):
+    def __init__(self):
+        pass
+    def __getattr__(self, name):
+        if name == "_node2info":
+            return {"a": target}
+        if name == "_ready_nodes":
+            return ["a"]
+        return "answered " + name
+g = G()
+try:
+    g.get_ready()
+except AttributeError as e:
+    out.append(str(e))
+out.append(g.anything)
+for holder in (Plain, G):
+    try:
+        holder.__getattr__ = lambda self, name: {"a": target}
+    except AttributeError as e:
+        out.append(str(e))
+try:
+    Plain._node2info = property(lambda self: {"a": target})
+except AttributeError as e:
+    out.append(str(e))
+class Free:
+    pass
+Free.__getattr__ = lambda self, name: name.upper()
+Free._node2info = 1
+return out + [Free().abc, Free._node2info, target.npredecessors]
+"""
+    private = 'attribute "{}" is not accessible: names starting with "_" are private'
+    await sb.assert_harmless(code, [
+        "class 'B' cannot have 'Mine' as a base, which defines '_node2info': the code of a host base class "
+        "uses that name as its own state",
+        "'G' object has no attribute '_ready_nodes'", "answered anything", private.format("__getattr__"),
+        private.format("__getattr__"), private.format("_node2info"), "ABC", 1, 0,
+    ], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_class_body_never_defines_state_a_host_base_trusts(sb, backend):
     # The rule above held for instance attributes only: a review defined `_node2info` in the
     # class body (an instance without its own then finds the class's), and `get_ready` wrote

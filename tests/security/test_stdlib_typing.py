@@ -231,17 +231,24 @@ async def test_no_alias_call_writes_onto_a_host_class(sb, backend):
     # Every generic alias writes `__orig_class__` onto what its origin returns, with host rights:
     # a review built callable ones around a snippet lambda that returns a host class through
     # `Annotated`'s real base class, `super(...).copy_with`, `typing._GenericAlias` and
-    # `types.GenericAlias`. The class is frozen, so the write fails (typing's call raises,
-    # the C one ignores it), whichever alias is used; and `super()` never starts past the
-    # sandbox's own subclass of a host class, whose overrides it would skip.
+    # `types.GenericAlias` (and the next review at `ExceptionGroup`, a builtin heap type, and at
+    # the class of an exception a C function raises). The class is frozen, so the write fails
+    # (typing's call raises, the C one ignores it), whichever alias is used; and `super()` never
+    # starts past the sandbox's own subclass of a host class, whose overrides it would skip.
     code = """
-import typing, functools
+import typing, functools, hashlib
 CacheInfo = type(functools.cache(len).cache_info())
 a = typing.Annotated[int, 0]
+try:
+    hashlib.pbkdf2_hmac("no-such-digest", b"p", b"s", 1)
+except ValueError as e:
+    Unsupported = type(e)
 calls = (lambda: type(a).__bases__[0](lambda: CacheInfo, (0,))(),
          lambda: super(type(a), a).copy_with((lambda: CacheInfo,))(),
          lambda: type(typing.List[int])(lambda: CacheInfo, (int,))(),
-         lambda: type(list[int])(lambda: CacheInfo, (int,))())
+         lambda: type(list[int])(lambda: CacheInfo, (int,))(),
+         lambda: type(typing.List[int])(lambda: ExceptionGroup, (int,))(),
+         lambda: type(typing.List[int])(lambda: Unsupported, (int,))())
 out = []
 for call in calls:
     try:
@@ -250,10 +257,13 @@ for call in calls:
         out.append(str(e))
 return out + [hasattr(CacheInfo, "__orig_class__")]
 """
-    refused = "cannot set '__orig_class__' attribute of immutable type 'CacheInfo'"
+    refused = "cannot set '__orig_class__' attribute of immutable type '{}'"
     skipped = "super() cannot start past '_HintAlias': it is the sandbox's own class"
-    await sb.assert_harmless(code, [refused, skipped, refused, "<class 'functools.CacheInfo'>", False],
-                             backend=backend)
+    await sb.assert_harmless(code, [refused.format("CacheInfo"), skipped, refused.format("CacheInfo"),
+                                    "<class 'functools.CacheInfo'>", refused.format("ExceptionGroup"),
+                                    refused.format("UnsupportedDigestmodError"), False], backend=backend)
+    import _hashlib
     import functools
 
-    assert "__orig_class__" not in type(functools.lru_cache()(len).cache_info()).__dict__
+    for cls in (type(functools.lru_cache()(len).cache_info()), ExceptionGroup, _hashlib.UnsupportedDigestmodError):
+        assert "__orig_class__" not in cls.__dict__

@@ -470,12 +470,13 @@ PRIVATE_ROUTES = [
         "class S(C, fractions.Fraction):\n    pass\n"
         "def subject():\n    delattr(C, '_numerator')\n    return S(7, 3)\n"
         "match subject():\n    case C(v):\n        got = v\n",
-        "'_numerator' where a host class defines it", id="deleted-after-the-check"),
+        # (Refused now when `S` is made: its base `C` defines a name `Fraction`'s code uses.)
+        "class 'S' cannot have 'C' as a base, which defines '_numerator'", id="deleted-after-the-check"),
     pytest.param(
         "class C:\n    __match_args__ = ('_months',)\n    _months = 'mine'\n"
         "class S(type(calendar.month_name), C):\n    pass\n"
         "match S('%B'):\n    case C(v):\n        got = v\n",
-        "'_months' where a host class defines it", id="host-base-first"),
+        "class 'S' cannot have 'C' as a base, which defines '_months'", id="host-base-first"),
 ]
 
 
@@ -487,7 +488,7 @@ async def test_a_positional_pattern_reads_a_private_name_only_where_all_of_it_is
     result = await sb.run(_attempt("calendar, fractions", route, "got"), backend=backend)
     assert result.ok, result
     message, got = result.value
-    assert message.startswith("class pattern C(...) would read attribute " + fragment), message
+    assert message.startswith(("class pattern C(...) would read attribute " + fragment, fragment)), message
     assert got is None
     import calendar
 
