@@ -634,8 +634,11 @@ class RunGuards:
                 f"vars() of a '{type(obj).__name__}' object is not available in the sandbox "
                 "(only the snippet's own objects)"
             )
-        if not isinstance(obj, type) and self.holds_host_state(obj):
-            # Its dictionary holds state a host base's code trusts (see `_defined_by_snippet`).
+        if not isinstance(obj, type) and self.host_state_names(type(obj)):
+            # Its dictionary holds, or will hold, state a host base's code trusts (see
+            # `_defined_by_snippet`): decided by the class, since a dictionary handed out before
+            # that state is there could be filled with the snippet's (a review planted
+            # `_node2info` that way, and `graphlib` wrote onto shared objects).
             raise TypeError(f"vars() of a '{type(obj).__name__}' object is not available in the sandbox "
                             "(a class it derives from keeps its own state there)")
         try:

@@ -126,7 +126,7 @@ def _freeze_shared(ctx: ShimContext) -> None:
     # Every builtin class but the run's own `type` is frozen: `ExceptionGroup` is a heap type,
     # and a review wrote onto it through a generic alias's call.
     shared.freeze([v for v in ctx.builtins.values() if type(v) is BuiltinFunctionType or (
-        isinstance(v, type) and not issubclass(v, crossing.SafeType))])
+        isinstance(v, type) and crossing.SafeType not in type.__getattribute__(v, "__mro__"))])
     static = _static_attrs()
     for module in _SHIM_MODULES:
         table = module.build(ctx) if getattr(module, "PER_RUN", False) else static[module.NAME]

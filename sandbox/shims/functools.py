@@ -145,10 +145,26 @@ def _read_only_field_inputs(cls: type, guards: RunGuards) -> list[tuple[type, st
                 type.__setattr__(klass, name, copy)
                 swapped.append((klass, name, held, copy))
         refuse_field_subclasses(cls)
+        _refuse_host_state_fields(cls, guards, swapped)
     except BaseException:
         _restore_field_inputs(swapped, cls)
         raise
     return swapped
+
+
+def _refuse_host_state_fields(cls: type, guards: RunGuards, swapped: list[tuple[type, str, Any, Any]]) -> None:
+    """No field is named for state a host base's code uses: the generated `__init__` (host
+    code) would write the snippet's value there natively (a review's `_node2info: dict` field
+    on a `graphlib.TopologicalSorter` subclass, which a class body could not define)."""
+    used = guards.host_state_names(cls)
+    if not used:
+        return
+    for _klass, name, _held, copy in swapped:
+        if name in _FIELD_INPUTS:
+            clash = sorted(used.intersection(k for k in copy if type(k) is str))
+            if clash:
+                raise TypeError(f"dataclass {cls.__name__!r} cannot have a field {clash[0]!r}: the code of a "
+                                "host base class uses that name as its own state")
 
 
 def _restore_field_inputs(swapped: list[tuple[type, str, Any, Any]], made: Any) -> None:

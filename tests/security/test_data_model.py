@@ -236,7 +236,8 @@ class S(str):
         return True
 getattr(object, "__setattr__")(f, S("harmless"), 7)
 f.__setattr__(S("plain"), 8)
-return [repr(f), str(f + 0), sorted(vars(f))]
+return [repr(f), str(f + 0), f.harmless, f.plain]
 """
-    await sb.assert_harmless(code, ["Fr(1, 3)", "1/3", ["harmless", "plain"]], backend=backend)
+    # (`vars(f)` is refused: `Fraction`'s code keeps private state in a subclass's instances.)
+    await sb.assert_harmless(code, ["Fr(1, 3)", "1/3", 7, 8], backend=backend)
 

@@ -129,6 +129,18 @@ def test_every_class_of_a_stdlib_module_behind_a_shim_is_immutable() -> None:
     assert not crossing._in_stdlib(sys.modules["anyio"])
 
 
+def test_the_freeze_keeps_nothing_of_the_run_that_triggered_it() -> None:
+    # The first run's builtins are frozen with the core; its own `type` (which holds the run's
+    # guards) is not one of them: `issubclass` against the sandbox's `type` answers as `type`
+    # does, and a check made with it froze the run's `type` and recorded its guards for good.
+    _first_run()
+    held = [r.obj for r in crossing.SHARED.records.values()]
+    assert not [o for o in held if isinstance(o, guards.RunGuards)]
+    assert not [o for o in held if isinstance(o, types.MethodType) and isinstance(o.__self__, guards.RunGuards)]
+    assert not [c for c in crossing.SHARED.frozen if crossing.SafeType in type.__getattribute__(c, "__mro__")
+                and c is not crossing.SafeType]
+
+
 def test_every_sandbox_class_a_snippet_reaches_is_immutable() -> None:
     _first_run()
     mutable = []

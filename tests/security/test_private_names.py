@@ -179,6 +179,45 @@ return out + [Free().abc, Free._node2info, target.npredecessors]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+async def test_vars_and_dataclass_fields_never_plant_state_a_host_base_trusts(sb, backend):
+    # A review filled the dictionary `vars()` handed out before the base's state was there, and
+    # named a dataclass field `_node2info` (an annotation, not a body name): the generated
+    # `__init__` wrote it natively. `vars()` is decided by the class, and such a field is refused.
+    code = """
+import graphlib, dataclasses, re
+out = []
+class B(graphlib.TopologicalSorter):
+    def __init__(self):
+        pass
+try:
+    vars(B())["_node2info"] = {"a": re.I}
+except TypeError as e:
+    out.append(str(e))
+try:
+    @dataclasses.dataclass
+    class D(graphlib.TopologicalSorter):
+        _node2info: dict
+except TypeError as e:
+    out.append(str(e))
+@dataclasses.dataclass
+class Own:
+    _node2info: dict
+class Plain:
+    def __init__(self):
+        self._x = 1
+return out + [Own({"a": 1})._node2info, vars(Plain()), hasattr(re.I, "npredecessors")]
+"""
+    await sb.assert_harmless(code, [
+        "vars() of a 'B' object is not available in the sandbox (a class it derives from keeps its own state there)",
+        "dataclass 'D' cannot have a field '_node2info': the code of a host base class uses that name as its own "
+        "state", {"a": 1}, {"_x": 1}, False,
+    ], backend=backend)
+    import re
+
+    assert not hasattr(re.I, "npredecessors")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_class_body_never_defines_state_a_host_base_trusts(sb, backend):
     # The rule above held for instance attributes only: a review defined `_node2info` in the
     # class body (an instance without its own then finds the class's), and `get_ready` wrote
