@@ -1606,8 +1606,9 @@ class SharedState:
         #: that imported only `json` can have changed only what `json` and the core reach.
         self.groups: dict[str, tuple[_Record, ...]] = {}
         self._unions: dict[frozenset[str], _Probe] = {}
-        #: The stdlib modules whose classes have been frozen whole (see `freeze`).
-        self._crawled: set[str] = set()
+        #: The stdlib modules whose classes have been frozen whole (see `freeze`): the records
+        #: their crawl found, and the modules it reached.
+        self._module_records: dict[str, tuple[tuple[_Record, ...], frozenset[str]]] = {}
         #: The frozen classes found from what the shims hand out (not only through a module
         #: frozen whole): the methods `register_host_methods` puts behind the receiver check.
         self.reached: set[type] = set()
@@ -1639,27 +1640,41 @@ class SharedState:
                     _register_own(cls, value)
                     if key not in _CLASS_BOOKKEEPING and type(value) is not types.FunctionType and not _owners(value):
                         pending.append(value)
-        seen: set[int] = set()
         found: list[_Record] = []
-        direct = True
-        while True:
-            defining: set[str] = set()
-            self._crawl(pending, seen, found, defining, direct)
-            direct = False
-            # The classes a stdlib module defines, private ones too, whenever one of its
-            # functions or classes is shared: its call results (`functools._CacheInfo`,
-            # `difflib.Match`, `graphlib._NodeInfo`) are host classes a snippet holds as
-            # `type(x)`, and host code it steers (a generic alias's call) writes onto them.
-            for name in sorted(defining - self._crawled):
-                self._crawled.add(name)
-                module = sys.modules.get(name)
-                if module is not None and _in_stdlib(module):
-                    pending.extend(v for v in vars(module).values()
-                                   if issubclass(type(v), type) and is_heap_type(v) and _defined_in(v, name))
-            if not pending:
-                break
+        defining: set[str] = set()
+        self._crawl(pending, set(), found, defining, True)
+        # The classes a stdlib module defines, private ones too, whenever one of its functions
+        # (C ones included) or classes is shared: its call results (`functools._CacheInfo`,
+        # `difflib.Match`, the exceptions it raises) are host classes a snippet holds as
+        # `type(x)`, and host code it steers (a generic alias's call) writes onto them. What
+        # such a module's crawl records belongs to every group that reaches the module, not only
+        # to the first: the put-back restores the groups a run imported (a review wrote onto a
+        # `typing` method recorded only under `tomllib`, which the run had not imported).
+        todo = sorted(defining)
+        added: set[str] = set()
+        while todo:
+            name = todo.pop()
+            if name in added:
+                continue
+            added.add(name)
+            records, uses = self._module_records.get(name) or self._crawl_module(name)
+            found.extend(records)
+            todo.extend(uses)
         self.groups[group] = (*self.groups.get(group, ()), *found)
         self._unions.clear()
+
+    def _crawl_module(self, name: str) -> tuple[tuple[_Record, ...], frozenset[str]]:
+        """Freeze every class the stdlib module `name` defines and record what they reach (once
+        per process): those records, and the modules their functions and classes come from."""
+        found: list[_Record] = []
+        uses: set[str] = set()
+        module = sys.modules.get(name)
+        if module is not None and _in_stdlib(module):
+            classes = [v for v in vars(module).values()
+                       if issubclass(type(v), type) and is_heap_type(v) and _defined_in(v, name)]
+            self._crawl(classes, set(), found, uses, False)
+        held = self._module_records[name] = (tuple({id(r): r for r in found}.values()), frozenset(uses))
+        return held
 
     def _crawl(self, pending: list[Any], seen: set[int], found: list[_Record], defining: set[str],
                direct: bool) -> None:

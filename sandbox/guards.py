@@ -342,7 +342,7 @@ class RunGuards:
             mro = type.__getattribute__(obj, "__mro__")
             # Also a name a host base of a class that inherits from it uses: a property written
             # onto a snippet base is what that host code's native read finds first.
-            if name in self._subtree_state_names(obj):
+            if name in self.subtree_state_names(obj):
                 return False
         else:
             if is_snippet_function(obj):
@@ -534,7 +534,7 @@ class RunGuards:
             pending += [c for c in type.__subclasses__(klass) if self.owns_class(c)]
         return found
 
-    def _subtree_state_names(self, cls: type) -> frozenset[str]:
+    def subtree_state_names(self, cls: type) -> frozenset[str]:
         """The private names the host bases of `cls` and of the snippet's classes that inherit
         from it use."""
         found: frozenset[str] = frozenset()
@@ -909,10 +909,16 @@ class _ClassFactory:
         self._body_names: dict[int, tuple[type, frozenset[str]]] = {}
 
     def _defined_names(self, cls: type) -> Any:
+        """The names the snippet's class `cls` puts on its instances or holds itself: its body's,
+        and a dataclass's fields, which its generated `__init__` (host code) writes natively (a
+        review's annotation-only `_node2info` field in a base with no host base of its own)."""
+        attrs = type.__getattribute__(cls, "__dict__")
         held = self._body_names.get(id(cls))
-        if held is not None and held[0] is cls:
-            return held[1]
-        return type.__getattribute__(cls, "__dict__")  # made otherwise (a slotted dataclass): all of it
+        names = held[1] if held is not None and held[0] is cls else frozenset(k for k in attrs if type(k) is str)
+        fields = attrs.get("__dataclass_fields__")
+        if type(fields) is dict:
+            names = names | {k for k in fields if type(k) is str}
+        return names
 
     def __prepare__(self, name: str, bases: tuple[Any, ...], /, **kwds: Any) -> Any:
         check_class_keywords(kwds)

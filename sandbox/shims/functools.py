@@ -153,10 +153,12 @@ def _read_only_field_inputs(cls: type, guards: RunGuards) -> list[tuple[type, st
 
 
 def _refuse_host_state_fields(cls: type, guards: RunGuards, swapped: list[tuple[type, str, Any, Any]]) -> None:
-    """No field is named for state a host base's code uses: the generated `__init__` (host
-    code) would write the snippet's value there natively (a review's `_node2info: dict` field
-    on a `graphlib.TopologicalSorter` subclass, which a class body could not define)."""
-    used = guards.host_state_names(cls)
+    """No field is named for state a host base's code uses, of this class or of a snippet class
+    that already inherits from it: the generated `__init__` (host code) would write the
+    snippet's value there natively (a review's `_node2info: dict` field on a
+    `graphlib.TopologicalSorter` subclass, which a class body could not define). A subclass made
+    later is checked by the class factory (`guards._ClassFactory._defined_names`)."""
+    used = guards.subtree_state_names(cls)
     if not used:
         return
     for _klass, name, _held, copy in swapped:

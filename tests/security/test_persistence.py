@@ -113,7 +113,7 @@ def test_every_class_of_a_stdlib_module_behind_a_shim_is_immutable() -> None:
     for cls in (functools._CacheInfo, difflib.Match, graphlib._NodeInfo, typing._GenericAlias,
                 _hashlib.UnsupportedDigestmodError, ExceptionGroup):
         assert crossing.is_immutable(cls), cls
-    crawled = crossing.SHARED._crawled
+    crawled = set(crossing.SHARED._module_records)
     assert {"functools", "difflib", "graphlib", "typing", "enum", "dataclasses", "_hashlib", "builtins"} <= crawled
     mutable = []
     for name in sorted(crawled):

@@ -182,7 +182,9 @@ return out + [Free().abc, Free._node2info, target.npredecessors]
 async def test_vars_and_dataclass_fields_never_plant_state_a_host_base_trusts(sb, backend):
     # A review filled the dictionary `vars()` handed out before the base's state was there, and
     # named a dataclass field `_node2info` (an annotation, not a body name): the generated
-    # `__init__` wrote it natively. `vars()` is decided by the class, and such a field is refused.
+    # `__init__` wrote it natively, also as the field of a snippet base with no host base of
+    # its own. `vars()` is decided by the class, and such a field is refused, in the class, in
+    # its subclasses and in its snippet bases.
     code = """
 import graphlib, dataclasses, re
 out = []
@@ -202,6 +204,19 @@ except TypeError as e:
 @dataclasses.dataclass
 class Own:
     _node2info: dict
+try:
+    class FromOwn(Own, graphlib.TopologicalSorter):  # Own's generated `__init__` writes the field
+        pass
+except TypeError as e:
+    out.append(str(e))
+class Later:
+    _node2info: dict  # an annotation only: not yet a field
+class Below(Later, graphlib.TopologicalSorter):
+    pass
+try:
+    dataclasses.dataclass(Later)
+except TypeError as e:
+    out.append(str(e))
 class Plain:
     def __init__(self):
         self._x = 1
@@ -210,7 +225,11 @@ return out + [Own({"a": 1})._node2info, vars(Plain()), hasattr(re.I, "npredecess
     await sb.assert_harmless(code, [
         "vars() of a 'B' object is not available in the sandbox (a class it derives from keeps its own state there)",
         "dataclass 'D' cannot have a field '_node2info': the code of a host base class uses that name as its own "
-        "state", {"a": 1}, {"_x": 1}, False,
+        "state",
+        "class 'FromOwn' cannot have 'Own' as a base, which defines '_node2info': the code of a host base class "
+        "uses that name as its own state",
+        "dataclass 'Later' cannot have a field '_node2info': the code of a host base class uses that name as its "
+        "own state", {"a": 1}, {"_x": 1}, False,
     ], backend=backend)
     import re
 

@@ -125,6 +125,19 @@ def test_inprocess_host_state_untouched(isolated, code, check):
     assert report["next"]["value"] == "[1]"
 
 
+def test_the_put_back_covers_what_the_imported_module_reaches(isolated):
+    # What the crawl of a whole stdlib module records went only to the first group that reached
+    # the module: a review wrote onto `typing._GenericAlias.copy_with` (recorded under
+    # `tomllib`) in a run that imported `typing` alone, and the write outlived the run.
+    code = "import typing\nf = type(typing.List[int]).copy_with\nreturn type(list[int])(lambda: f, (int,))() is f"
+    check = "import typing\nstate = sorted(typing._GenericAlias.copy_with.__dict__)"
+    report = isolated(code, check)
+    assert not report["hung"]
+    assert report["result"]["value"] is True, report["result"]
+    assert report["before"] == report["after"] == []
+    assert report["next"]["value"] == "[1]"
+
+
 def test_a_prelude_init_is_no_setattr_gadget_on_a_host_class(isolated):
     # `string.Template` is the run's own prelude class, so its `__init__` is readable as a
     # snippet class's is; it writes with the snippet's rights, which refuse a host class.
