@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..jsonvalue import type_name
 from .base import named_after, pick, plain_str
 
 NAME = "re"
@@ -28,8 +29,13 @@ _FLAGS_POSITION = {
 }
 
 
-def _plain_flags(flags: Any) -> Any:
-    return re.RegexFlag(int.__int__(flags)) if isinstance(flags, int) else flags
+def _plain_flags(flags: Any) -> re.RegexFlag:
+    """Flags as an exact `RegexFlag`: `re` keys its process-wide cache on them, and anything
+    else (a review's object with `__and__`/`__or__` and a `__hash__`/`__eq__` that matched the
+    default flags) stayed in that cache after the run, answering the host's own lookups."""
+    if not isinstance(flags, int):
+        raise TypeError(f"flags must be an int (re.I, re.M, ...), not '{type_name(type(flags))}'")
+    return re.RegexFlag(int.__int__(flags))
 
 
 #: What a pattern may be once `plain_str` has copied it: what `re`'s cache may be keyed on.

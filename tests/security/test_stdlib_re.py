@@ -83,6 +83,40 @@ return 1
     assert report["after"] == report["before"]
 
 
+def test_re_flags_that_are_no_int_are_refused_and_leave_the_host_cache_clean(isolated):
+    # A review's flags object that is no int at all (`__and__`/`__or__` enough for `re` to
+    # compile with, `__hash__`/`__eq__` matching the default flags) passed the shim unchanged and
+    # stayed in `re`'s cache: the host's own `re.compile` then got IGNORECASE, and ran the dead
+    # run's `__eq__`, whose tick raised the run's stop into host code.
+    check = "import re\nstate = [re.compile('r12abc').flags, bool(re.match('r12abc', 'R12ABC'))]"
+    code = """
+import re
+class F:
+    def __hash__(self):
+        return hash(0)
+    def __eq__(self, other):
+        return True
+    def __and__(self, other):
+        return 0
+    def __or__(self, other):
+        return other | re.I
+    def __ror__(self, other):
+        return other | re.I
+refused = []
+for call in (lambda: re.compile("r12abc", F()), lambda: re.match("r12abc", "R12ABC", flags=F())):
+    try:
+        call()
+    except TypeError as e:
+        refused.append(str(e))
+return refused
+"""
+    report = isolated(code, check)
+    assert not report["hung"]
+    assert report["result"]["value"] == ["flags must be an int (re.I, re.M, ...), not 'F'"] * 2, report["result"]
+    assert report["before"] == report["after"] == [32, False]
+    assert report["next"]["value"] == "[1]"
+
+
 RE_HARMLESS = {
     "re_positional_flags_int_subclass": (
         "import re\nclass F(int):\n    def __hash__(self):\n        return 0\n    def __eq__(self, o):\n        return True\n"
