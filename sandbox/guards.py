@@ -76,7 +76,7 @@ from .policy import (
 from .prelude import is_prelude_code
 
 __all__ = [  # what other modules and the tests take from here, the crossing's names included
-    "CHECKED_REPLACEMENTS", "SEALED", "UNSUBCLASSABLE", "CheckedMethods", "ReadOnly", "RunGuards",
+    "CHECKED_REPLACEMENTS", "HOST_STATE_CLASH", "SEALED", "UNSUBCLASSABLE", "CheckedMethods", "ReadOnly", "RunGuards",
     "SafeType", "attribute_problem", "build_builtins", "guarded_getattr", "guarded_hasattr",
     "is_snippet_function", "make_globals", "metaclass_for", "plain_name", "safe_format", "safe_format_map",
     "seal", "unjudged_methods",
@@ -195,7 +195,7 @@ def _host_code_names(cls: type) -> frozenset[str]:
     """The private names the Python code of a host class uses (its functions, accessors and the
     code nested in them), less the state an enum subclass owns; a C type has none."""
     names: set[str] = set()
-    if type.__dict__["__flags__"].__get__(cls) & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: Python code
+    if is_heap_type(cls):  # Python code
         pending: list[Any] = []
         for value in type.__getattribute__(cls, "__dict__").values():
             if isinstance(value, (staticmethod, classmethod)):
@@ -939,8 +939,8 @@ class _ClassFactory:
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
-        self._check_host_state(name, bases, namespace)
         defined = _names_defined_by(namespace)
+        self._check_host_state(name, bases, namespace, defined)
         holder: list[type] = []
         for key, forwarder in judged_methods(bases, namespace, _has_prologue, meta, holder).items():
             namespace[key] = forwarder
@@ -956,36 +956,36 @@ class _ClassFactory:
         self._owned.add(cls)
         return cls
 
-
-    def _check_host_state(self, name: str, bases: tuple[Any, ...], namespace: Any) -> None:
-        """Neither the class body (nor its `__slots__`) nor a snippet class among its bases
-        defines a private name a host base's code uses: that code reads it natively and would
-        trust the snippet's value (or property) as its own state (`graphlib`'s `get_ready`
-        wrote onto the class a planted `_node2info` held, defined in the body and, in the next
-        review, as a property of a snippet base listed first)."""
+    def _check_host_state(self, name: str, bases: tuple[Any, ...], namespace: Any, defined: frozenset[str]) -> None:
+        """Neither the class body (`defined`: its names and `__slots__`) nor a snippet class it
+        would inherit from defines a private name a host base's code uses: that code reads it
+        natively and would trust the snippet's value (or property) as its own state
+        (`graphlib`'s `get_ready` wrote onto the class a planted `_node2info` held, defined in
+        the body and, in the next review, as a property of a snippet base listed first). A
+        `__getattr__` it would have never answers those names."""
         used: frozenset[str] = frozenset()
         for base in bases:
             if isinstance(base, type):
                 used = used | self._host_state_names(base)
         if not used:
             return
-        clash = sorted(used.intersection(_names_defined_by(namespace)))
-        where = f"class {name!r} cannot define"
-        if not clash:
-            for base in bases:
-                for klass in type.__getattribute__(base, "__mro__") if isinstance(base, type) else ():
-                    if klass in self._owned:
-                        clash = sorted(used.intersection(self._defined_names(klass)))
-                        if clash:
-                            where = f"class {name!r} cannot have {klass.__name__!r} as a base, which defines"
-                            break
-                if clash:
-                    break
+        clash = sorted(used.intersection(defined))
         if clash:
-            raise TypeError(f"{where} {clash[0]!r}: the code of a host base class uses that name as its own state")
-        hook = _inherited_getattr(bases, namespace, self._owned)
+            raise TypeError(f"class {name!r} cannot define {clash[0]!r}: {HOST_STATE_CLASH}")
+        order = _linearization(tuple(b for b in bases if isinstance(b, type)))
+        for klass in order:
+            if klass in self._owned:
+                clash = sorted(used.intersection(self._defined_names(klass)))
+                if clash:
+                    raise TypeError(f"class {name!r} cannot have {klass.__name__!r} as a base, which defines "
+                                    f"{clash[0]!r}: {HOST_STATE_CLASH}")
+        hook = _inherited_getattr(order, namespace, self._owned)
         if hook is not None:
             namespace["__getattr__"] = _host_state_getattr(hook, used)
+
+
+#: Why a snippet class may not define a name (the class factory, `@dataclass`'s fields).
+HOST_STATE_CLASH = "the code of a host base class uses that name as its own state"
 
 
 def _names_defined_by(namespace: Any) -> frozenset[str]:
@@ -995,12 +995,13 @@ def _names_defined_by(namespace: Any) -> frozenset[str]:
     return frozenset({k for k in namespace if type(k) is str} | extra)
 
 
-def _inherited_getattr(bases: tuple[Any, ...], namespace: Any, owned: OwnedClasses) -> Any:
-    """The `__getattr__` a class with `bases` and `namespace` would have: the body's, or the first
-    in its method resolution order (a host base never has a Python one the factory accepts)."""
+def _inherited_getattr(order: list[type], namespace: Any, owned: OwnedClasses) -> Any:
+    """The `__getattr__` a class with `namespace` and the inherited `order` would have: the
+    body's, or the first in that order (a host base never has a Python one the factory
+    accepts)."""
     if "__getattr__" in namespace:
         return namespace["__getattr__"]
-    for klass in _linearization(tuple(b for b in bases if isinstance(b, type))):
+    for klass in order:
         held = type.__getattribute__(klass, "__dict__").get("__getattr__")
         if held is not None:
             return held if klass in owned else None

@@ -21,7 +21,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..crossing import judging_method
-from ..guards import CHECKED_REPLACEMENTS, RunGuards, attribute_problem, plain_name
+from ..guards import (
+    CHECKED_REPLACEMENTS,
+    HOST_STATE_CLASH,
+    RunGuards,
+    attribute_problem,
+    plain_name,
+)
 from ..kernels import RunKernels
 from ..policy import is_dunder
 from .base import ShimContext, named_after, pick
@@ -165,8 +171,7 @@ def _refuse_host_state_fields(cls: type, guards: RunGuards, swapped: list[tuple[
         if name in _FIELD_INPUTS:
             clash = sorted(used.intersection(k for k in copy if type(k) is str))
             if clash:
-                raise TypeError(f"dataclass {cls.__name__!r} cannot have a field {clash[0]!r}: the code of a "
-                                "host base class uses that name as its own state")
+                raise TypeError(f"dataclass {cls.__name__!r} cannot have a field {clash[0]!r}: {HOST_STATE_CLASH}")
 
 
 def _restore_field_inputs(swapped: list[tuple[type, str, Any, Any]], made: Any) -> None:
