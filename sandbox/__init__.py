@@ -7,7 +7,7 @@ code). It reaches the host only through named async functions ("bindings"), by J
 """
 
 from .api import BackendName, Runtime, check, get_runtime, jail_status, run
-from .control import RunController
+from .control import RunController, RunOverError
 from .host import BindingError, call_abandoned
 from .inprocess import InProcessRuntime
 from .jail import JailError, JailStatus
@@ -34,6 +34,7 @@ __all__ = [
     "Limits",
     "RunController",
     "RunError",
+    "RunOverError",
     "RunResult",
     "Runtime",
     "Session",

@@ -60,6 +60,17 @@ def _new_stop(message: str) -> RunStopped:
     return RunStopped.__new__(RunStopped, message)
 
 
+class RunOverError(Exception):
+    """What snippet code gets when it runs after its run is over, in-process: a freed generator's
+    `finally`, or a snippet function that host code calls later (an object the run left in a
+    cache). A fresh, ordinary exception each time, recorded in no verdict: host code that called
+    the object handles it as any failing callback, never a `BaseException` of the dead run (which
+    ends an event loop) or one instance whose traceback grows with each call."""
+
+    def __init__(self) -> None:
+        super().__init__("this code belongs to a sandbox run that is over")
+
+
 def after_run_stop() -> RunStopped:
     """The `RunStopped` that ends snippet code still running after its run is over (a
     generator's `finally` when it is freed): recorded in no verdict."""

@@ -16,7 +16,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from .aio import ASYNCIO_SHIM
-from .control import RunStopped, Verdict, after_run_stop
+from .control import RunOverError, RunStopped, Verdict
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
@@ -87,7 +87,7 @@ class Budget:
     `_tick_()` calls that budget mode compiles into every loop and function, for the run of
     `verdict`."""
 
-    __slots__ = ("remaining", "deadline", "countdown", "limit", "wall", "expired", "verdict")
+    __slots__ = ("remaining", "deadline", "countdown", "limit", "wall", "expired", "verdict", "sealed")
 
     def __init__(self, limits: Limits, verdict: Verdict) -> None:
         self.verdict = verdict
@@ -97,6 +97,7 @@ class Budget:
         self.deadline = time.monotonic() + limits.wall_time
         self.countdown = TICK_CHECK_EVERY
         self.expired: RunStopped | None = None
+        self.sealed = False
 
     def tick(self) -> None:
         self.countdown -= 1
@@ -105,6 +106,9 @@ class Budget:
         self.check(TICK_CHECK_EVERY)
 
     def check(self, used: int) -> None:
+        if self.sealed:
+            self.countdown = 1
+            raise RunOverError()
         if self.expired is None:
             self.remaining -= used
             if self.remaining <= 0:
@@ -125,13 +129,16 @@ class Budget:
 
     def seal(self) -> None:
         """The run is over: any snippet code that still runs (a generator's `finally` when it is
-        freed, an `except` block reached late) stops at its first tick. In-process that code
-        would otherwise run in the host's own context, after the run's state was cleaned up."""
-        self.expired = after_run_stop()
+        freed, a function host code calls later) stops at its first tick with a `RunOverError`.
+        In-process that code would otherwise run in the host's own context, after the run's
+        state was cleaned up."""
+        self.sealed = True
         self.countdown = 1
 
-    def expire_wall(self) -> RunStopped:
+    def expire_wall(self) -> BaseException:
         """The run is past its deadline (`time.sleep` found out): every later tick raises too."""
+        if self.sealed:
+            return RunOverError()
         if self.expired is None:
             self.expired = self.verdict.stop("timeout", wall_time_message(self.wall))
         self.countdown = 1

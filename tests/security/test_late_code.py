@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections.abc
 import decimal
 import gc
+import textwrap
 
 import pytest
 
@@ -132,3 +133,46 @@ async def test_a_freed_async_generator_is_never_closed_by_the_hosts_event_loop()
     await asyncio.sleep(0.2)
     assert not [task for task in asyncio.all_tasks() if "async_generator" in repr(task)]
 
+
+
+async def test_a_dead_runs_function_called_by_host_code_raises_an_ordinary_error(sb):
+    """Host code that calls a function a finished run left behind (a cache kept it) gets a fresh
+    `RunOverError`, an `Exception` it can handle like any failing callback, and none of the
+    function's body runs: never the run's `BaseException` stop, which ends an event loop, or
+    one instance whose traceback grows with each call."""
+    import sandbox
+
+    before = _host_state()
+    body = textwrap.indent(textwrap.dedent(POISON), "    ")
+    code = f"import decimal, typing\ndef late(x):\n{body}    return x\nkeep = [late]\nkeep.append(keep)\nreturn 1"
+    gc.disable()  # the run leaves `late` in a cycle: keep it until it is found
+    try:
+        result = await sb.run(code, backend="inprocess")
+        late = [f for f in gc.get_objects() if callable(f) and getattr(getattr(f, "__code__", None), "co_filename", "") == sandbox.policy.FILENAME and f.__name__ == "late"]
+    finally:
+        gc.enable()
+    assert result.ok and result.value == 1, result
+    assert len(late) == 1
+    errors = []
+    for _ in range(3):
+        try:
+            late[0](1)
+        except Exception as error:  # noqa: BLE001 - the point: an ordinary exception
+            errors.append(error)
+    assert [type(e) for e in errors] == [sandbox.RunOverError] * 3
+    assert len({id(e) for e in errors}) == 3
+    # Each stops at the function's first tick: the same short traceback every time.
+    assert {tuple(t.tb_frame.f_code.co_name for t in _frames(e))[1:2] for e in errors} == {("late",)}
+    assert len({len(list(_frames(e))) for e in errors}) == 1
+    assert str(errors[0]) == "this code belongs to a sandbox run that is over"
+    assert _host_state() == before
+    del late
+    gc.collect()
+    await sb.assert_next_run_ok(backend="inprocess")
+
+
+def _frames(error: BaseException):
+    tb = error.__traceback__
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
