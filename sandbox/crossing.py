@@ -76,9 +76,25 @@ def attribute_problem(name: str, *, write: bool = False) -> str | None:
     return None
 
 
+_BUFFER_TYPES = (bytes, bytearray, memoryview)
+
+
 def plain_str(value: Any) -> Any:
-    """A `str` argument as a plain copy, without running any of a subclass's methods."""
-    return str.__str__(value) if isinstance(value, str) else value
+    """A `str` (or bytes-like) argument as a plain copy: stdlib caches keyed on the object as
+    passed (`re`, `_strptime`) must never see a subclass with a lying `__eq__`/`__hash__`. The
+    copy runs none of the argument's code: `str.__str__` and the buffer protocol of the base
+    type, never `bytes(value)`, which calls a subclass's `__bytes__`."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, _BUFFER_TYPES):
+        if type(value) not in _BUFFER_TYPES and any(
+            "__buffer__" in type.__getattribute__(klass, "__dict__")
+            for klass in type.__getattribute__(type(value), "__mro__")
+            if klass not in _BUFFER_TYPES and klass is not object
+        ):
+            raise TypeError("a bytes subclass that defines __buffer__ is not accepted here")
+        return memoryview(value).tobytes()
+    return value
 
 
 class ReadOnly:
@@ -233,10 +249,11 @@ class _VisibleMro(ReadOnly):
 
 
 class _PlainStrMethod(ReadOnly):
-    """A stdlib method that caches on the `str` arguments it gets, process-wide and keyed on the
-    objects as passed (`datetime.strptime`'s formats, `Pattern.sub`'s templates): it is called
-    with plain copies, so a `str` subclass with a lying `__eq__`/`__hash__` cannot answer the
-    host's later lookups. The real method sits in a private slot."""
+    """A stdlib method that caches on the text arguments it gets, process-wide and keyed on the
+    objects as passed (`datetime.strptime`'s formats, `Pattern.sub`'s templates, `str` or
+    `bytes`): it is called with plain copies (`plain_str`), so a `str`, `bytes` or `bytearray`
+    subclass with a lying `__eq__`/`__hash__` cannot answer the host's later lookups. The real
+    method sits in a private slot."""
 
     __slots__ = ("_method",)
 

@@ -15,7 +15,7 @@ from types import BuiltinFunctionType, FunctionType, MappingProxyType, MethodTyp
 from typing import Any
 
 from .. import prelude
-from ..crossing import _SCALARS, judge_crossing
+from ..crossing import _SCALARS, judge_crossing, plain_str
 from ..guards import ReadOnly, RunGuards, make_globals
 from ..prelude import is_prelude_code
 
@@ -212,27 +212,6 @@ def _judgeable(value: Any) -> bool:
     if type(value) is FunctionType:
         return not is_prelude_code(value.__code__) and not value.__dict__
     return type(value) in _JUDGED_KINDS
-
-
-_BUFFER_TYPES = (bytes, bytearray, memoryview)
-
-
-def plain_str(value: Any) -> Any:
-    """A `str` (or bytes-like) argument as a plain copy: stdlib caches keyed on the object as
-    passed (`re`, `_strptime`) must never see a subclass with a lying `__eq__`/`__hash__`. The
-    copy runs none of the argument's code: `str.__str__` and the buffer protocol of the base
-    type, never `bytes(value)`, which calls a subclass's `__bytes__`."""
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, _BUFFER_TYPES):
-        if type(value) not in _BUFFER_TYPES and any(
-            "__buffer__" in type.__getattribute__(klass, "__dict__")
-            for klass in type.__getattribute__(type(value), "__mro__")
-            if klass not in _BUFFER_TYPES and klass is not object
-        ):
-            raise TypeError("a bytes subclass that defines __buffer__ is not accepted here")
-        return memoryview(value).tobytes()
-    return value
 
 
 def plain_text(value: Any, what: str) -> str | bytes:

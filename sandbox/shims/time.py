@@ -32,15 +32,14 @@ def strptime(*args: Any, **kwargs: Any) -> Any:
 def build(ctx: ShimContext) -> dict[str, Any]:
 
     def sleep(seconds: Any, /) -> None:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-            raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as an integer")
+        seconds = _plain_seconds(seconds)
         if math.isnan(seconds):
             raise ValueError("Invalid value NaN (not a number)")
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
         left = ctx.deadline - time.monotonic()
         if seconds < left:
-            time.sleep(float(seconds))
+            time.sleep(seconds)
             return
         # Past the run's deadline (however many sleeps came before): sleep out what is left,
         # then end the run as a timeout (a worker's own timer usually does so first).
@@ -48,6 +47,18 @@ def build(ctx: ShimContext) -> dict[str, Any]:
         raise ctx.expire() if ctx.expire is not None else after_run_stop()
 
     return {**_static(), "sleep": sleep}
+
+
+def _plain_seconds(seconds: Any) -> float:
+    """`seconds` as an exact `float`, made without running any of its code: the deadline check
+    and the sleep must read the same number (an `int` or `float` subclass answered the check with
+    its own `__lt__` and the sleep with its own `__float__`, and the host thread slept past the
+    run's deadline)."""
+    if isinstance(seconds, float):
+        return float.__float__(seconds)
+    if isinstance(seconds, int) and not isinstance(seconds, bool):
+        return float(int.__index__(seconds))
+    raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as an integer")
 
 
 def _static() -> dict[str, Any]:

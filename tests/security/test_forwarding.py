@@ -301,6 +301,33 @@ def test_re_sub_with_a_lying_template_leaves_the_host_cache_unpoisoned(isolated,
     assert report["before"] == "ay" and report["after"] == "ay", report
 
 
+BYTES_LIARS = {
+    "bytes, C methods": "class Liar(bytes):\n    __hash__ = TARGET.__hash__\n    __eq__ = bytes.__ne__\n",
+    "bytes, Python methods": "class Liar(bytes):\n    def __hash__(self):\n        return hash(TARGET)\n"
+                             "    def __eq__(self, other):\n        return other == TARGET\n",
+    "bytearray": "class Liar(bytearray):\n    def __hash__(self):\n        return hash(TARGET)\n"
+                 "    def __eq__(self, other):\n        return other == TARGET\n",
+}
+BYTES_SUB_CALLS = {
+    "Pattern.sub": "re.compile(b'(a)').sub(Liar(rb'\\1x'), b'a')",
+    "Pattern.subn": "re.compile(b'(a)').subn(Liar(rb'\\1x'), b'a')[0]",
+    "re.sub": "re.sub(b'(a)', Liar(rb'\\1x'), b'a')",
+}
+
+
+@pytest.mark.parametrize("liar", BYTES_LIARS.values(), ids=BYTES_LIARS.keys())
+@pytest.mark.parametrize("call", BYTES_SUB_CALLS.values(), ids=BYTES_SUB_CALLS.keys())
+def test_re_sub_with_a_lying_bytes_template_leaves_the_host_cache_unpoisoned(isolated, call: str, liar: str) -> None:
+    """The same for a `bytes` or `bytearray` template: `Pattern.sub` got the subclass itself
+    (only `str` was copied), and `re._compile_repl` kept it; the host's own `re.sub` then got the
+    run's template, or ran the dead run's `__eq__`."""
+    code = "import re\nTARGET = b'\\\\1y'\n" + liar + f"return ({call}).decode()"
+    report = isolated(code, "import re\nstate = re.sub(b'(a)', rb'\\1y', b'a').decode()")
+    assert report["result"]["error"] is None, report
+    assert report["result"]["value"] == "ax"  # the snippet's own call used its own text
+    assert report["before"] == "ay" and report["after"] == "ay", report
+
+
 # -- what keeps working -------------------------------------------------------------------------------
 POSITIVE = {
     "dataclass with typing annotations": ("""

@@ -42,3 +42,22 @@ return 'done'
     sb.assert_error(result, "timeout")
     assert result.value is None
     assert result.logs.count("caught") <= 1, result.logs
+
+
+LYING_SECONDS = {
+    "float subclass": "class S(float):\n    def __lt__(self, other):\n        return isinstance(other, float)\n"
+                      "    def __float__(self):\n        return 40.0\ns = S(0.0)",
+    "int subclass": "class S(int):\n    def __lt__(self, other):\n        return True\n"
+                    "    def __float__(self):\n        return 40.0\n    def __index__(self):\n        return 40\ns = S(0)",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("seconds", LYING_SECONDS.values(), ids=LYING_SECONDS.keys())
+async def test_sleep_checks_and_sleeps_the_same_plain_number(sb, backend, seconds):
+    """The deadline check and the sleep read one exact copy of the number: a subclass that answers
+    the check with its own `__lt__` and the sleep with its own `__float__` (40 s) held the host
+    thread past the run's deadline, in-process."""
+    code = f"import time\n{seconds}\nt0 = time.monotonic()\ntime.sleep(s)\nreturn 'slept'"
+    result = await sb.run(code, backend=backend, wall_time=2.0)
+    assert result.ok and result.value == "slept", result
