@@ -55,6 +55,7 @@ from .crossing import (
     safe_format,
     safe_format_map,
 )
+from .jsonvalue import type_name
 from .policy import (
     ASSIGNABLE_DUNDERS,
     DATA_MODEL_METHODS,
@@ -72,6 +73,7 @@ from .policy import (
     WRITABLE_DUNDERS,
     class_name_problem,
     is_dunder,
+    mangle,
 )
 from .prelude import is_prelude_code
 
@@ -434,6 +436,9 @@ class RunGuards:
         if name == "__class__":
             return self.safe_type(obj)
         if name == "__dict__":
+            refused = self._host_state_dict(obj, "'__dict__'")
+            if refused:
+                raise AttributeError(refused)
             return _own_dict(obj)
         if name in ("__mro__", "__bases__"):
             if not isinstance(obj, type):
@@ -501,7 +506,11 @@ class RunGuards:
             # Names and docs of the snippet's own functions and classes (what decorators set).
             writable = is_snippet_function(obj) or (isinstance(obj, type) and self.owns_class(obj))
             return None if writable else private
-        return None if self._defined_by_snippet(obj, name) else private
+        if not self._defined_by_snippet(obj, name):
+            return private
+        if isinstance(obj, type):
+            self.class_factory.note_written(obj, name)
+        return None
 
     def _data_model_target(self, obj: Any, name: str) -> bool:
         """A data-model method may be assigned here: the snippet's own class (unless its
@@ -618,6 +627,18 @@ class RunGuards:
             raise TypeError(f"{what} only applies to classes defined in the snippet")
 
     # -- builtins that depend on the run ---------------------------------------------------
+    def _host_state_dict(self, obj: Any, what: str) -> str | None:
+        """Why `what` (`vars()`, a `__dict__` read) must not hand out `obj`'s instance
+        dictionary, or None. It holds, or will hold, state a host base's code trusts (see
+        `_defined_by_snippet`): decided by the class, since a dictionary handed out before that
+        state is there could be filled with the snippet's (a review planted `_node2info` that
+        way, and `graphlib` wrote onto shared objects; another read `__dict__` through a snippet
+        base listed first)."""
+        if isinstance(obj, type) or not self.host_state_names(type(obj)):
+            return None
+        return (f"{what} of a '{type_name(type(obj))}' object is not available in the sandbox "
+                "(a class it derives from keeps its own state there)")
+
     def vars(self, *args: Any) -> Any:
         """`vars(obj)` of the snippet's own objects; `vars()` (the caller's locals) is out."""
         if len(args) != 1:
@@ -634,13 +655,9 @@ class RunGuards:
                 f"vars() of a '{type(obj).__name__}' object is not available in the sandbox "
                 "(only the snippet's own objects)"
             )
-        if not isinstance(obj, type) and self.host_state_names(type(obj)):
-            # Its dictionary holds, or will hold, state a host base's code trusts (see
-            # `_defined_by_snippet`): decided by the class, since a dictionary handed out before
-            # that state is there could be filled with the snippet's (a review planted
-            # `_node2info` that way, and `graphlib` wrote onto shared objects).
-            raise TypeError(f"vars() of a '{type(obj).__name__}' object is not available in the sandbox "
-                            "(a class it derives from keeps its own state there)")
+        refused = self._host_state_dict(obj, "vars()")
+        if refused:
+            raise TypeError(refused)
         try:
             return _own_dict(obj)
         except AttributeError:
@@ -897,7 +914,7 @@ class _ClassFactory:
     snippet-owned.
     """
 
-    __slots__ = ("_owned", "_token", "_host_state_names", "_body_names")
+    __slots__ = ("_owned", "_token", "_host_state_names", "_body_names", "_written")
 
     def __init__(self, owned: OwnedClasses, token: object,
                  host_state_names: Callable[[type], frozenset[str]]) -> None:
@@ -907,14 +924,31 @@ class _ClassFactory:
         #: The names each class this factory made defined in its body (by identity): what the
         #: snippet put there, not what a host metaclass or `__init_subclass__` added after.
         self._body_names: dict[int, tuple[type, frozenset[str]]] = {}
+        #: The private names snippet code wrote onto each of the run's classes (by identity).
+        self._written: dict[int, tuple[type, set[str]]] = {}
+
+    def note_written(self, cls: type, name: str) -> None:
+        """Snippet code writes the private `name` onto its own class `cls` (the write rules
+        accepted it): from now on, `cls` defines it for the host-state check."""
+        held = self._written.get(id(cls))
+        if held is None or held[0] is not cls:
+            held = self._written[id(cls)] = (cls, set())
+        held[1].add(name)
 
     def _defined_names(self, cls: type) -> Any:
-        """The names the snippet's class `cls` puts on its instances or holds itself: its body's,
+        """The names the snippet's class `cls` puts on its instances or holds itself: its body's
+        (slots mangled), every private name snippet code wrote onto it since (`note_written`:
+        `Free._node2info = ...` before a class with a host base inherited `Free`, from a review),
         and a dataclass's fields, which its generated `__init__` (host code) writes natively (a
-        review's annotation-only `_node2info` field in a base with no host base of its own)."""
+        review's annotation-only `_node2info` field in a base with no host base of its own).
+        Not what a host metaclass or a host `__init_subclass__` added (`typing.Protocol`'s
+        flags): a protocol that inherits another must still be possible."""
         attrs = type.__getattribute__(cls, "__dict__")
         held = self._body_names.get(id(cls))
         names = held[1] if held is not None and held[0] is cls else frozenset(k for k in attrs if type(k) is str)
+        written = self._written.get(id(cls))
+        if written is not None and written[0] is cls:
+            names = names | written[1]
         fields = attrs.get("__dataclass_fields__")
         if type(fields) is dict:
             names = names | {k for k in fields if type(k) is str}
@@ -939,7 +973,7 @@ class _ClassFactory:
             namespace["__qualname__"] = qualname[len(_SNIPPET_LOCALS):]
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
-        defined = _names_defined_by(namespace)
+        defined = _names_defined_by(name, namespace)
         self._check_host_state(name, bases, namespace, defined)
         holder: list[type] = []
         for key, forwarder in judged_methods(bases, namespace, _has_prologue, meta, holder).items():
@@ -988,11 +1022,13 @@ class _ClassFactory:
 HOST_STATE_CLASH = "the code of a host base class uses that name as its own state"
 
 
-def _names_defined_by(namespace: Any) -> frozenset[str]:
-    """The names a class body defines: its keys and its `__slots__` (already checked)."""
+def _names_defined_by(name: str, namespace: Any) -> frozenset[str]:
+    """The names a class body defines: its keys and its `__slots__` (already checked), mangled
+    with the class's `name` as CPython does (a slot `__chain_b` in a class named
+    `SequenceMatcher` is `_SequenceMatcher__chain_b`)."""
     slots = namespace.get("__slots__", ())
     extra = {slots} if type(slots) is str else set(slots) if type(slots) is tuple else set()
-    return frozenset({k for k in namespace if type(k) is str} | extra)
+    return frozenset({k for k in namespace if type(k) is str} | {mangle(slot, name) for slot in extra})
 
 
 def _inherited_getattr(order: list[type], namespace: Any, owned: OwnedClasses) -> Any:

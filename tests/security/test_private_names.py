@@ -237,6 +237,76 @@ return out + [Own({"a": 1})._node2info, vars(Plain()), hasattr(re.I, "npredecess
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+async def test_names_written_before_a_host_subclass_and_mixed_instance_dicts_plant_no_host_state(sb, backend):
+    # A review wrote `_node2info` onto a snippet base before any class with a host base
+    # inherited it (directly, as a property, and from a base's `__init_subclass__`): the check
+    # had read the base's body only. Another read `__dict__` through a snippet base listed
+    # first, past the `vars()` refusal. A slot is checked under its mangled name. Protocols
+    # that inherit protocols (host flags written as the class is made) still work.
+    code = """
+import graphlib, difflib, re, typing
+out = []
+class Free:
+    pass
+Free._node2info = {"a": re.I}
+class AsProperty:
+    pass
+AsProperty._node2info = property(lambda self: {"a": re.I})
+class Root:
+    def __init_subclass__(cls, **kw):
+        if cls.__name__ == "Planted":
+            cls._node2info = {"a": re.I}
+class Planted(Root):
+    pass
+for base in (Free, AsProperty, Planted):
+    try:
+        class Sub(base, graphlib.TopologicalSorter):
+            def __init__(self):
+                pass
+    except TypeError as e:
+        out.append(str(e))
+class First:
+    pass
+class Later(First, graphlib.TopologicalSorter):
+    def __init__(self):
+        pass
+try:
+    Later().__dict__["_node2info"] = {"a": re.I}
+except AttributeError as e:
+    out.append(str(e))
+try:
+    class SequenceMatcher(difflib.SequenceMatcher):
+        __slots__ = ("__chain_b",)
+except TypeError as e:
+    out.append(str(e))
+class P(typing.Protocol):
+    def f(self) -> int: ...
+@typing.runtime_checkable
+class Q(P, typing.Protocol):
+    def g(self) -> int: ...
+class Impl:
+    def f(self):
+        return 1
+    def g(self):
+        return 2
+return out + [isinstance(Impl(), Q), hasattr(re.I, "npredecessors")]
+"""
+    clash = "the code of a host base class uses that name as its own state"
+    await sb.assert_harmless(code, [
+        f"class 'Sub' cannot have 'Free' as a base, which defines '_node2info': {clash}",
+        f"class 'Sub' cannot have 'AsProperty' as a base, which defines '_node2info': {clash}",
+        f"class 'Sub' cannot have 'Planted' as a base, which defines '_node2info': {clash}",
+        "'__dict__' of a 'Later' object is not available in the sandbox (a class it derives from keeps its own "
+        "state there)",
+        f"class 'SequenceMatcher' cannot define '_SequenceMatcher__chain_b': {clash}",
+        True, False,
+    ], backend=backend)
+    import re
+
+    assert not hasattr(re.I, "npredecessors")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_class_body_never_defines_state_a_host_base_trusts(sb, backend):
     # The rule above held for instance attributes only: a review defined `_node2info` in the
     # class body (an instance without its own then finds the class's), and `get_ready` wrote
