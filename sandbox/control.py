@@ -61,14 +61,15 @@ def _new_stop(message: str) -> RunStopped:
 
 
 class RunOverError(Exception):
-    """What snippet code gets when it runs after its run is over, in-process: a freed generator's
-    `finally`, or a snippet function that host code calls later (an object the run left in a
-    cache). A fresh, ordinary exception each time, recorded in no verdict: host code that called
-    the object handles it as any failing callback, never a `BaseException` of the dead run (which
-    ends an event loop) or one instance whose traceback grows with each call."""
+    """What snippet code gets when it runs outside its run's steps, in-process: a freed
+    generator's `finally` when the garbage collector reaches it after the run or while a binding
+    runs, or a snippet function that host code calls later (an object the run left in a cache).
+    A fresh, ordinary exception each time, recorded in no verdict: host code that called the
+    object handles it as any failing callback, never a `BaseException` of the run (which ends an
+    event loop) or one instance whose traceback grows with each call."""
 
     def __init__(self) -> None:
-        super().__init__("this code belongs to a sandbox run that is over")
+        super().__init__("this code belongs to a sandbox run and cannot run outside it")
 
 
 def after_run_stop() -> RunStopped:

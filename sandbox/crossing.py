@@ -36,12 +36,14 @@ import re
 import string
 import sys
 import sysconfig
+import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
+from .control import RunOverError
 from .jsonvalue import type_name
 from .policy import EXIT_METHODS, OPERAND_METHODS, READABLE_PRIVATE
 from .raised import mark_raised
@@ -586,6 +588,19 @@ def _linearization(bases: tuple[type, ...]) -> list[type]:
                     waiting[id(seq[at[i]])] -= 1
 
 
+class _Stepping(threading.local):
+    """Whose snippet code may run on this thread now: the token (`RunGuards.owner_token`) of the
+    run whose step is running (`execution._RunContext`), or None between steps. The garbage
+    collector finalizes a run's objects whenever host code allocates (after the run's clean-up,
+    or while a binding runs), and what a freed generator's `with` block calls on the way out
+    must not run then, in the host's context: the forwarders below check it."""
+
+    run: object | None = None
+
+
+STEPPING = _Stepping()
+
+
 def _forwarder(name: str, held: Any, owner: type | list[type], judged: Callable[..., tuple[Any, ...]],
                index: int) -> Callable[..., Any]:
     """A snippet class's `name` in place of `held`: the argument at `index` (after `self`) goes
@@ -596,8 +611,15 @@ def _forwarder(name: str, held: Any, owner: type | list[type], judged: Callable[
     class whose body held it. Called with anything else, a `classmethod` would be bound to that
     object's type, a metaclass for a class: a review got the real `type` that way."""
     bind = getattr(type(held), "__get__", None)
+    # The in-process run whose class this is (None: a worker's, or made outside any run's step,
+    # by the sandbox itself). It runs only in that run's steps, also a session's later runs
+    # (they share the token).
+    run = STEPPING.run
+    stepping = STEPPING
 
     def forward(self: Any, *args: Any) -> Any:
+        if run is not None and stepping.run is not run:
+            raise RunOverError()
         cls = owner if isinstance(owner, type) else (owner[0] if owner else None)
         if cls is None or not issubclass(type(self), cls):
             shown = "the class being made" if cls is None else f"'{type.__getattribute__(cls, '__name__')}'"

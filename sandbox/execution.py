@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .aio import ASYNCIO_SHIM
 from .control import RunOverError, RunStopped, Verdict
+from .crossing import STEPPING
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
@@ -87,7 +88,8 @@ class Budget:
     `_tick_()` calls that budget mode compiles into every loop and function, for the run of
     `verdict`."""
 
-    __slots__ = ("remaining", "deadline", "countdown", "limit", "wall", "expired", "verdict", "sealed")
+    __slots__ = ("remaining", "deadline", "countdown", "limit", "wall", "expired", "verdict", "sealed", "outside",
+                 "held")
 
     def __init__(self, limits: Limits, verdict: Verdict) -> None:
         self.verdict = verdict
@@ -98,6 +100,10 @@ class Budget:
         self.countdown = TICK_CHECK_EVERY
         self.expired: RunStopped | None = None
         self.sealed = False
+        #: Between two steps: snippet code the garbage collector runs now (a freed generator's
+        #: `finally`, while a binding runs) would run in the host's context.
+        self.outside = False
+        self.held = TICK_CHECK_EVERY
 
     def tick(self) -> None:
         self.countdown -= 1
@@ -106,7 +112,7 @@ class Budget:
         self.check(TICK_CHECK_EVERY)
 
     def check(self, used: int) -> None:
-        if self.sealed:
+        if self.sealed or self.outside:
             self.countdown = 1
             raise RunOverError()
         if self.expired is None:
@@ -134,6 +140,16 @@ class Budget:
         state was cleaned up."""
         self.sealed = True
         self.countdown = 1
+
+    def leave(self) -> None:
+        """A step ends: until the next, the first tick raises (`check`)."""
+        self.outside = True
+        self.held, self.countdown = self.countdown, 1
+
+    def enter(self) -> None:
+        """A step starts: ticks count on from where the last step left them."""
+        self.outside = False
+        self.countdown = self.held
 
     def expire_wall(self) -> BaseException:
         """The run is past its deadline (`time.sleep` found out): every later tick raises too."""
@@ -185,12 +201,17 @@ class _RunContext:
     forever to the host's stdout). Without hooks an async generator is closed where it is
     freed, as in a worker."""
 
-    __slots__ = ("execution", "saved", "was", "stdout", "hooks")
+    __slots__ = ("execution", "saved", "was", "stdout", "hooks", "stepping")
 
     def __init__(self, execution: Execution) -> None:
         self.execution = execution
 
     def __enter__(self) -> None:
+        execution = self.execution
+        self.stepping = STEPPING.run
+        STEPPING.run = execution.run_token
+        if execution.budget is not None and not execution.shim_state.get("in_run", False):
+            execution.budget.enter()
         self.saved = decimal.getcontext()
         decimal.setcontext(self.execution.decimal_context)
         flags = self.execution.shim_state
@@ -208,6 +229,9 @@ class _RunContext:
         # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
         self.execution.decimal_context = decimal.getcontext()
         decimal.setcontext(self.saved)
+        STEPPING.run = self.stepping
+        if self.execution.budget is not None and not self.was:
+            self.execution.budget.leave()
         return False
 
 
@@ -250,6 +274,8 @@ class Execution:
         self.scheduler = Scheduler(limits.max_calls, self.verdict, report=self.output.print,
                                    memory=memory_message(limits.memory))
         self.budget = Budget(limits, self.verdict) if budget else None
+        if self.budget is not None:
+            self.scheduler.tick = self.budget.tick
         self.pending_calls: list[PendingCall] = []
         self.decimal_context = decimal.Context()
         if compiled is None:
@@ -260,6 +286,10 @@ class Execution:
         else:
             guards, shims = kit if kit is not None else run_kit()
         self.shims = shims
+        #: Whose code runs in this run's steps (`crossing.STEPPING`): a session's runs share it.
+        #: In-process only: in a worker, code the collector reaches between steps runs there,
+        #: in the jail, as in CPython.
+        self.run_token: object | None = guards.owner_token if budget else None
         budget_ = self.budget
         # Per-run shims (time.sleep's deadline, pprint's log) follow this run, also in a session.
         self.shim_state = shims.context.state
@@ -372,6 +402,10 @@ class Execution:
             return self.failure(RunError("invalid-result", f"the return value is not JSON: {exc}"))
         except RecursionError:
             return self.failure(RunError("invalid-result", "the return value is nested too deeply"))
+        except RuntimeError:
+            # Snippet code changed the value while it was read: the garbage collector runs a
+            # freed generator's `finally` whenever the walk allocates (a review's grew a dict).
+            return self.failure(RunError("invalid-result", "the return value changed while it was read"))
         if plain is not None:
             size = len(dumps(plain).encode("utf-8"))
             if size > self.limits.max_result:

@@ -339,6 +339,11 @@ class Scheduler:
         #: Gathers still to cancel while one cancel is being carried out (`cancel_gathering`).
         self._cancels: deque[_Gathering] = deque()
         self._cancelling = False
+        #: Charged once per task resumption (in-process: the run's budget tick): a task whose
+        #: awaitable is a C iterator (`itertools.repeat(request)`) resumes for ever without
+        #: running a line of snippet code, so nothing else would tick. (Each new batch of
+        #: `call_soon` callbacks is a resumption of the task that runs them.)
+        self.tick: Callable[[], None] | None = None
 
     def start(self, coro: Coroutine[Any, Any, Any]) -> None:
         self.main = self._spawn(coro)
@@ -427,11 +432,14 @@ class Scheduler:
         ready = self.ready
         saved = getattr(_local, "sched", None)
         _local.sched = self
+        tick = self.tick
         try:
             main = self.main
             while ready:
                 if self.stopping is not None:
                     raise self.stopping
+                if tick is not None:
+                    tick()
                 if main is not None and main.done:
                     break  # the program ended: what is left is cancelled by `close`
                 task, value, exc = ready.popleft()

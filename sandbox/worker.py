@@ -606,7 +606,8 @@ def _drive(execution: Execution, channel: BlockingChannel) -> RunResult:
         return _drive_tasks(execution, channel)
     finally:
         # A session worker lives on: no coroutine of this run may be left to resume later.
-        execution.scheduler.close(reraise=False)
+        with execution.run_context():
+            execution.scheduler.close(reraise=False)
 
 
 def _drive_tasks(execution: Execution, channel: BlockingChannel) -> RunResult:
@@ -615,7 +616,8 @@ def _drive_tasks(execution: Execution, channel: BlockingChannel) -> RunResult:
     while True:
         execution.step()
         if sched.main_done:
-            sched.close()  # tasks left pending, while the alarm still bounds their `finally`
+            with execution.run_context():
+                sched.close()  # tasks left pending, while the alarm still bounds their `finally`
             signal.setitimer(signal.ITIMER_REAL, 0)
             # Checking the value recurses once per nesting level: give the host code its room back.
             sys.setrecursionlimit(_depth() + RESULT_DEPTH_ROOM)

@@ -206,3 +206,34 @@ def test_a_long_source_line_is_quoted_as_a_window_around_the_error(backend: str)
     assert first == "line 1: invalid syntax"
     assert quoted == "    ..." + code[code.index("?") - 80 : code.index("?") + 80] + "..."
     assert caret.index("^") == quoted.index("?")
+
+
+#: Generators freed in cycles whose `finally` grows the dict the program returns: the garbage
+#: collector runs them whenever the host's walk over the result allocates.
+GROWS_WHILE_READ = """
+d = {}
+for i in range(5000):
+    d[str(i)] = {"v": i}
+def bomb(keep):
+    try:
+        yield
+    finally:
+        d["late" + str(len(d))] = 0
+def garbage():
+    for _ in range(50):
+        keep = []
+        g = bomb(keep)
+        next(g)
+        keep.append(g)
+garbage()
+return d
+"""
+
+
+def test_a_result_changed_while_it_is_read_is_invalid_not_a_crash(backend: str) -> None:
+    """A review's finalizer grew the returned dict during the walk: `sandbox.run` raised
+    `RuntimeError` in-process, and a worker ended as `crashed`. Now the run ends as
+    `invalid-result` with the host's text."""
+    result = run(GROWS_WHILE_READ, backend)
+    assert result.error == RunError("invalid-result", "the return value changed while it was read")
+    assert result.value is None

@@ -7,11 +7,16 @@ Also: private names the stdlib's class machinery keeps on the snippet's own clas
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import decimal
 import gc
+import io
 import textwrap
+import types
 
 import pytest
+
+import sandbox
 
 pytestmark = pytest.mark.anyio
 
@@ -140,15 +145,14 @@ async def test_a_dead_runs_function_called_by_host_code_raises_an_ordinary_error
     `RunOverError`, an `Exception` it can handle like any failing callback, and none of the
     function's body runs: never the run's `BaseException` stop, which ends an event loop, or
     one instance whose traceback grows with each call."""
-    import sandbox
-
     before = _host_state()
     body = textwrap.indent(textwrap.dedent(POISON), "    ")
     code = f"import decimal, typing\ndef late(x):\n{body}    return x\nkeep = [late]\nkeep.append(keep)\nreturn 1"
     gc.disable()  # the run leaves `late` in a cycle: keep it until it is found
     try:
         result = await sb.run(code, backend="inprocess")
-        late = [f for f in gc.get_objects() if callable(f) and getattr(getattr(f, "__code__", None), "co_filename", "") == sandbox.policy.FILENAME and f.__name__ == "late"]
+        late = [f for f in gc.get_objects() if type(f) is types.FunctionType
+                and f.__code__.co_filename == sandbox.policy.FILENAME and f.__name__ == "late"]
     finally:
         gc.enable()
     assert result.ok and result.value == 1, result
@@ -164,7 +168,7 @@ async def test_a_dead_runs_function_called_by_host_code_raises_an_ordinary_error
     # Each stops at the function's first tick: the same short traceback every time.
     assert {tuple(t.tb_frame.f_code.co_name for t in _frames(e))[1:2] for e in errors} == {("late",)}
     assert len({len(list(_frames(e))) for e in errors}) == 1
-    assert str(errors[0]) == "this code belongs to a sandbox run that is over"
+    assert str(errors[0]) == "this code belongs to a sandbox run and cannot run outside it"
     assert _host_state() == before
     del late
     gc.collect()
@@ -176,3 +180,91 @@ def _frames(error: BaseException):
     while tb is not None:
         yield tb
         tb = tb.tb_next
+
+
+#: A generator suspended in a `with` block whose `__exit__` is C code (a `functools.partial`
+#: chain, behind the class factory's forwarder), left in a cycle: the garbage collector closes
+#: it whenever the host allocates, after the run's clean-up.
+FREED_IN_THE_HOST = {
+    "poisons typing's cache": """
+import functools, operator, typing
+Lie = type("Lie", (int,), {
+    "__hash__": functools.partial(int, hash(int)),
+    "__eq__": functools.partial(operator.is_, int),
+    "__call__": functools.partial(int),
+})
+fake = Lie(hash(int))
+Exit = functools.partial(max, fake, key=functools.partial(operator.getitem, typing.Optional))
+""",
+    "prints to the host's stdout": """
+import functools, calendar
+Exit = functools.partial(max, 1, key=functools.partial(calendar.TextCalendar().prmonth, 2024))
+""",
+}
+FREED_LATER = """
+Late = type("Late", (), {"__enter__": functools.partial(int), "__exit__": Exit})
+def sleeper(keep):
+    with Late():
+        yield
+keep = []
+g = sleeper(keep)
+next(g)
+keep.append(g)
+return "ok"
+"""
+HOST_AFTER_GC = """
+import contextlib, gc, io, typing
+gc.disable()  # before the run: nothing is collected until this collects it, after the run
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    gc.collect()
+state = [repr(typing.Optional[int]), printed.getvalue()]
+"""
+
+
+@pytest.mark.parametrize("code", FREED_IN_THE_HOST.values(), ids=FREED_IN_THE_HOST.keys())
+def test_what_a_freed_generator_calls_on_its_way_out_never_runs_in_the_host(isolated, code):
+    """A review's generator, freed after the run's clean-up, called its `__exit__` (C code behind
+    the forwarder, which never ticks): it put a lying key back into `typing`'s cleared cache and
+    printed to the host's stdout. The forwarders run only in their run's steps."""
+    report = isolated(code + FREED_LATER, HOST_AFTER_GC)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == ["typing.Optional[int]", ""], report
+    assert report["next"]["value"] == "[1]", report
+
+
+async def test_snippet_code_the_collector_reaches_while_a_binding_runs_does_not_run(sb):
+    """Freed while the host runs a binding, a generator's `finally` ran in the host's context
+    (its stdout, its decimal context): between steps, the run's ticks raise."""
+    printed = io.StringIO()
+
+    async def work() -> int:
+        with contextlib.redirect_stdout(printed):
+            gc.collect()
+        return 1
+
+    code = """
+import calendar, decimal
+def sleeper(keep):
+    try:
+        yield
+    finally:
+        calendar.TextCalendar().prmonth(2024, 2)
+        decimal.getcontext().prec = 3
+def make():
+    keep = []
+    g = sleeper(keep)
+    next(g)
+    keep.append(g)
+make()
+return [await tools.work(), str(decimal.Decimal(1) / 7)]
+"""
+    before = _host_state()
+    gc.disable()  # the cycle is freed in the binding, not earlier
+    try:
+        result = await sandbox.run(code, bindings={"work": work}, backend="inprocess")
+    finally:
+        gc.enable()
+    assert result.ok and result.value == [1, "0.1428571428571428571428571429"], result
+    assert printed.getvalue() == "" and result.logs == []
+    assert _host_state() == before

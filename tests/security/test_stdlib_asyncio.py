@@ -807,3 +807,32 @@ def test_an_allocation_failure_in_a_loop_callback_is_the_memory_limit() -> None:
     sched._run_callbacks(ended)
     assert verdict.error is not None and verdict.error.kind == "crashed"
 
+
+
+#: A task whose awaitable is a C iterator yielding a finished gather's request for ever: the
+#: scheduler resumed it without a line of snippet code, so nothing ticked.
+SPINS_IN_THE_SCHEDULER = """
+import asyncio, itertools
+async def nothing():
+    return 1
+async def grab(fut):
+    await fut
+fut = asyncio.gather(nothing())
+c = grab(fut)
+req = c.send(None)
+c.close()
+await fut
+class Spin:
+    def __await__(self):
+        return itertools.repeat(req)
+print("start")
+await Spin()
+return "never"
+"""
+def test_the_scheduler_charges_the_budget_for_every_resumption(isolated):
+    """In-process, the run still ends at its deadline (the scheduler ticks for each task it
+    resumes), and the next run works."""
+    report = isolated(SPINS_IN_THE_SCHEDULER, "state = 1", timeout=120, wall_time=1)
+    assert not report["hung"], report
+    assert report["result"]["error"]["kind"] == "timeout", report
+    assert report["next"]["value"] == "[1]", report
