@@ -66,7 +66,9 @@ class RunOverError(Exception):
     runs, or a snippet function that host code calls later (an object the run left in a cache).
     A fresh, ordinary exception each time, recorded in no verdict: host code that called the
     object handles it as any failing callback, never a `BaseException` of the run (which ends an
-    event loop) or one instance whose traceback grows with each call."""
+    event loop) or one instance whose traceback grows with each call. It is raised `from None`:
+    a host that formats the chain (pytest's unraisable hook does) never calls the `__str__` of a
+    snippet exception it interrupted."""
 
     def __init__(self) -> None:
         super().__init__("this code belongs to a sandbox run and cannot run outside it")

@@ -619,7 +619,7 @@ def _forwarder(name: str, held: Any, owner: type | list[type], judged: Callable[
 
     def forward(self: Any, *args: Any) -> Any:
         if run is not None and stepping.run is not run:
-            raise RunOverError()
+            raise RunOverError() from None
         cls = owner if isinstance(owner, type) else (owner[0] if owner else None)
         if cls is None or not issubclass(type(self), cls):
             shown = "the class being made" if cls is None else f"'{type.__getattribute__(cls, '__name__')}'"
@@ -633,6 +633,85 @@ def _forwarder(name: str, held: Any, owner: type | list[type], judged: Callable[
         forward.__qualname__ = f"{owner.__name__}.{name}"
     return forward
 
+
+
+class _Delegate(ReadOnly):
+    """What a snippet generator delegates to (`yield from x`, and what a snippet class's
+    `__await__` returns) when that is an object of a Python class: CPython calls its `close` by
+    name when the generator is closed, also when the garbage collector frees it outside the run,
+    in the host. A review put a C `functools.partial` there as an instance attribute, which no
+    tick or forwarder sees. This object passes `next`, `send` and `throw` on, and `close` only
+    inside a step of its run (`STEPPING`)."""
+
+    __slots__ = ("_it", "_run")
+
+    def __init__(self, it: Any) -> None:
+        object.__setattr__(self, "_it", it)
+        object.__setattr__(self, "_run", STEPPING.run)
+
+    def __iter__(self) -> _Delegate:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    def send(self, value: Any) -> Any:
+        return self._it.send(value)
+
+    def throw(self, *args: Any) -> Any:
+        throw = getattr(self._it, "throw", None)
+        if throw is None:  # CPython raises it where the generator delegates
+            raise _thrown(*args)
+        return throw(*args)
+
+    def close(self) -> None:
+        run = self._run
+        if run is not None and STEPPING.run is not run:
+            raise RunOverError() from None
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
+
+    def __repr__(self) -> str:
+        return f"<iterator of {type_name(type(self._it))}>"
+
+
+def _thrown(kind: Any, value: Any = None, tb: Any = None) -> BaseException:
+    """The exception `throw(kind[, value[, tb]])` raises, as CPython builds it."""
+    if isinstance(kind, BaseException):
+        error = kind
+    elif isinstance(value, BaseException):
+        error = value
+    else:
+        error = kind() if value is None else kind(*value) if type(value) is tuple else kind(value)
+    return error if tb is None else error.with_traceback(tb)
+
+
+def delegate(it: Any) -> Any:
+    """`it`, as something a snippet generator may delegate to: as it is when its class is C code
+    (a generator or coroutine closes by resuming frames that tick; a list iterator has no
+    `close`), else behind a `_Delegate`."""
+    return _Delegate(it) if is_heap_type(type(it)) else it
+
+
+def yield_from(value: Any) -> Any:
+    """`_yield_from_`: what `yield from value` delegates to (`delegate`). A generator or a
+    coroutine is left to CPython, which also says what it thinks of the latter."""
+    if isinstance(value, (types.GeneratorType, types.CoroutineType)):
+        return value
+    return delegate(iter(value))
+
+
+def delegating_await(held: Any) -> Callable[..., Any]:
+    """A snippet class's `__await__` in place of `held`: what `held` returns goes through
+    `delegate` (it is what an `await` of an instance delegates to)."""
+    bind = getattr(type(held), "__get__", None)
+
+    def __await__(self: Any) -> Any:
+        method = held if bind is None else bind(held, self, type(self))
+        return delegate(method())
+
+    return __await__
 
 
 def is_forwarder(value: Any) -> bool:

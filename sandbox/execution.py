@@ -114,7 +114,7 @@ class Budget:
     def check(self, used: int) -> None:
         if self.sealed or self.outside:
             self.countdown = 1
-            raise RunOverError()
+            raise RunOverError() from None
         if self.expired is None:
             self.remaining -= used
             if self.remaining <= 0:

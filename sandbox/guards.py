@@ -34,6 +34,7 @@ from .crossing import (
     _RunSuper,
     _TypeMeta,
     attribute_problem,
+    delegating_await,
     exit_arguments,
     forbidden,
     guarded_getattr,
@@ -54,6 +55,7 @@ from .crossing import (
     plain_name,
     safe_format,
     safe_format_map,
+    yield_from,
 )
 from .jsonvalue import type_name
 from .policy import (
@@ -495,7 +497,7 @@ class RunGuards:
             return None
         private = f'attribute "{name}" is not accessible: names starting with "_" are private'
         if is_dunder(name):
-            if name in _ARGUMENT_JUDGED and isinstance(obj, type) and self.owns_class(obj):
+            if name in _BODY_ONLY and isinstance(obj, type) and self.owns_class(obj):
                 return f'attribute "{name}" can be defined only in the class body in the sandbox'
             if name in ASSIGNABLE_DUNDERS and name not in WRITABLE_DUNDERS:
                 return None if self._data_model_target(obj, name) else private
@@ -978,6 +980,8 @@ class _ClassFactory:
         holder: list[type] = []
         for key, forwarder in judged_methods(bases, namespace, _has_prologue, meta, holder).items():
             namespace[key] = forwarder
+        if namespace.get("__await__") is not None:
+            namespace["__await__"] = delegating_await(namespace["__await__"])
         namespace[_OWNER_KEY] = self._token
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)
@@ -1069,6 +1073,9 @@ def _host_state_getattr_held(cls: type) -> bool:
 
 _GUARD_CODE = _host_state_getattr(lambda self, name: None, frozenset()).__code__
 _ARGUMENT_JUDGED = OPERAND_METHODS | EXIT_METHODS
+#: What the class factory wraps, so a later assignment would skip it: the judged methods, and
+#: `__await__` (`crossing.delegating_await`).
+_BODY_ONLY = _ARGUMENT_JUDGED | {"__await__"}
 
 
 def _has_prologue(name: str, value: Any) -> bool:
@@ -1253,6 +1260,7 @@ def make_globals(builtins: dict[str, Any], guards: RunGuards, **hooks: Any) -> d
         "_operands_": judged_operands,
         "_no_traceback_": no_traceback,
         "_exit_args_": exit_arguments,
+        "_yield_from_": yield_from,
     }
     g.update(hooks)
     return g

@@ -516,6 +516,15 @@ class SnippetPolicy(RestrictingNodeTransformer):
         matches is raised again."""
         return self.visit_Try(node)  # type: ignore[arg-type]
 
+    def visit_YieldFrom(self, node: ast.YieldFrom) -> ast.AST:
+        """`yield from x` delegates to `_yield_from_(x)`: CPython calls what it delegates to by
+        the name `close` when the generator is closed, also when the garbage collector frees it
+        outside the run (`crossing.yield_from`)."""
+        node = self.node_contents_visit(node)
+        node.value = _located(ast.Call(func=ast.Name("_yield_from_", ast.Load()), args=[node.value], keywords=[]),
+                              node.value)
+        return node
+
     def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
         return self._loop(node)
 

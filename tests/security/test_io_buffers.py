@@ -1,5 +1,7 @@
-"""`io.BytesIO` hands out no `memoryview` of its memory: the sandbox's class wraps a real stream
-instead of subclassing it, so neither `super()` nor its `__mro__` reaches the real `getbuffer`."""
+"""The sandbox's `io` streams wrap real ones instead of subclassing them. `io.BytesIO` hands out
+no `memoryview` of its memory: neither `super()` nor its `__mro__` reaches the real `getbuffer`.
+Neither stream can be subclassed: a subclass of a real stream gets the C `IOBase` finalizer,
+which calls `close` by name when the object is freed, outside the run."""
 
 from __future__ import annotations
 
@@ -53,3 +55,32 @@ closed = s.closed
 return [len(lines), parsed, first.decode(), c.read().decode(), closed, [t.__name__ for t in io.BytesIO.__mro__]]
 """
     await sb.assert_harmless(code, [2, {"a": 1, "b": 2}, "x", "y", True, ["BytesIO", "object"]], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_stringio_cannot_be_subclassed_and_still_works_as_a_stream(sb, backend):
+    # A review's subclass held a C `functools.partial` as `close`, and the finalizer called it
+    # in the host when the collector freed the object after the run (it printed to the host's
+    # stdout, and changed `re.RegexFlag`'s value map after the put-back).
+    code = """
+import io, csv, copy, json
+try:
+    class S(io.StringIO):
+        pass
+except TypeError as e:
+    refused = str(e)
+s = io.StringIO("a,b\\n1,2\\n")
+rows = list(csv.reader(s))
+out = io.StringIO()
+csv.writer(out).writerow(["x", "y"])
+out.write(json.dumps({"k": 1}))
+with io.StringIO("l1\\nl2\\n") as t:
+    lines = [line for line in t]
+c = copy.copy(out)
+return [refused, rows, out.getvalue(), lines, t.closed, c.getvalue(), io.StringIO("ab", newline=None).read(),
+        [k.__name__ for k in io.StringIO.__mro__]]
+"""
+    await sb.assert_harmless(code, [
+        "io.StringIO cannot be subclassed in the sandbox", [["a", "b"], ["1", "2"]], 'x,y\r\n{"k": 1}',
+        ["l1\n", "l2\n"], True, 'x,y\r\n{"k": 1}', "ab", ["StringIO", "object"],
+    ], backend=backend)

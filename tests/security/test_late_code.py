@@ -168,6 +168,7 @@ async def test_a_dead_runs_function_called_by_host_code_raises_an_ordinary_error
     # Each stops at the function's first tick: the same short traceback every time.
     assert {tuple(t.tb_frame.f_code.co_name for t in _frames(e))[1:2] for e in errors} == {("late",)}
     assert len({len(list(_frames(e))) for e in errors}) == 1
+    assert all(e.__suppress_context__ for e in errors)  # a formatter shows no snippet exception
     assert str(errors[0]) == "this code belongs to a sandbox run and cannot run outside it"
     assert _host_state() == before
     del late
@@ -268,3 +269,137 @@ return [await tools.work(), str(decimal.Decimal(1) / 7)]
     assert result.ok and result.value == [1, "0.1428571428571428571428571429"], result
     assert printed.getvalue() == "" and result.logs == []
     assert _host_state() == before
+
+
+#: What CPython calls by the name `close` on what a generator or coroutine delegates to, when
+#: the collector frees it: a C `functools.partial` put there as an instance attribute.
+CLOSERS = {
+    "poisons typing's cache": """
+import functools, operator, typing
+Lie = type("Lie", (int,), {
+    "__hash__": functools.partial(int, hash(int)),
+    "__eq__": functools.partial(operator.is_, int),
+})
+Close = functools.partial(operator.getitem, typing.Optional, Lie(hash(int)))
+""",
+    "prints to the host's stdout": """
+import functools, calendar
+Close = functools.partial(calendar.TextCalendar().prmonth, 2024, 2)
+""",
+}
+DELEGATES = {
+    "yield from": """
+class It:
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return 1
+o = It()
+o.close = Close
+def g(keep):
+    yield from o
+x = g([])
+next(x)
+keep = [x]
+keep.append(keep)
+return "ok"
+""",
+    "await": """
+class It:
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return None
+o = It()
+o.close = Close
+class A:
+    def __await__(self):
+        return o
+async def c():
+    await A()
+x = c()
+x.send(None)
+keep = [x]
+keep.append(keep)
+return "ok"
+""",
+}
+
+
+@pytest.mark.parametrize("route", DELEGATES.values(), ids=DELEGATES.keys())
+@pytest.mark.parametrize("closer", CLOSERS.values(), ids=CLOSERS.keys())
+def test_what_a_freed_generator_delegates_to_is_never_closed_in_the_host(isolated, closer, route):
+    """A review's `yield from` target carried a C `close`: the generator, freed after the run,
+    printed to the host's stdout from it and, through `re.RegexFlag`, changed a value map after
+    the put-back. What a snippet generator delegates to is closed only inside its run's steps
+    (`crossing.yield_from`, `delegating_await`)."""
+    report = isolated(closer + route, HOST_AFTER_GC)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == ["typing.Optional[int]", ""], report
+    assert report["next"]["value"] == "[1]", report
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_delegation_works_as_in_python(sb, backend):
+    code = """
+import asyncio
+class Counter:
+    def __init__(self):
+        self.n = 0
+        self.closed = False
+    def __iter__(self):
+        return self
+    def __next__(self):
+        self.n += 1
+        if self.n > 3:
+            raise StopIteration(self.n * 10)
+        return self.n
+    def send(self, value):
+        return ("sent", value)
+    def throw(self, kind, value=None, tb=None):
+        return "caught"
+    def close(self):
+        self.closed = True
+def g(it):
+    result = yield from it
+    return result
+c = Counter()
+plain = list(g(c))
+c2 = Counter()
+gen = g(c2)
+first = next(gen)
+sent = gen.send("x")
+thrown = gen.throw(ValueError)
+gen.close()
+class NoThrow:
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return 1
+gen2 = g(NoThrow())
+next(gen2)
+try:
+    gen2.throw(KeyError("k"))
+except KeyError as e:
+    raised = repr(e)
+class Ready:
+    def __await__(self):
+        yield from ()
+        return 7
+async def main():
+    return await Ready()
+def h():
+    r = yield from g([1, 2])
+    return r
+return [plain, first, sent, thrown, c2.closed, raised, await main(), list(h()), list(g(range(3)))]
+"""
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == [[1, 2, 3], 1, ["sent", "x"], "caught", True, "KeyError('k')", 7, [1, 2], [0, 1, 2]]
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_await_is_defined_in_the_class_body_only(sb, backend):
+    code = "class A:\n    pass\ndef f(self):\n    yield from ()\ntry:\n    setattr(A, '__await__', f)\nexcept AttributeError as e:\n    return str(e)"
+    result = await sb.run(code, backend=backend)
+    assert result.ok and result.value == 'attribute "__await__" can be defined only in the class body in the sandbox', result
