@@ -45,7 +45,7 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from .control import RunOverError
 from .jsonvalue import type_name
-from .policy import EXIT_METHODS, OPERAND_METHODS, READABLE_PRIVATE
+from .policy import DATA_MODEL_METHODS, EXIT_METHODS, OPERAND_METHODS, READABLE_PRIVATE
 from .raised import mark_raised
 
 _MISSING = object()
@@ -725,6 +725,24 @@ _ARGUMENT_HOOKS: Mapping[str, tuple[Callable[..., tuple[Any, ...]], int]] = type
     **dict.fromkeys(sorted(OPERAND_METHODS), (judged_operands, 0)),
     **dict.fromkeys(sorted(EXIT_METHODS), (exit_arguments, 2)),
 })
+
+
+def _as_given(args: tuple[Any, ...], index: int) -> tuple[Any, ...]:
+    return args
+
+
+#: Data-model methods CPython calls by name (`repr()` of an object the unraisable hook reports, a
+#: `str` subclass's `__format__` in a warning, a hash lookup by host code that kept the object)
+#: whose forwarder judges nothing: it only runs what it holds inside a step of its run, on
+#: instances of its class. Not the implicit class methods (`__class_getitem__`).
+STEPPED_METHODS = frozenset(DATA_MODEL_METHODS - set(_ARGUMENT_HOOKS) - {"__class_getitem__"})
+
+
+def stepping_method(name: str, held: Any, owner: type | list[type]) -> Callable[..., Any]:
+    """A snippet class's data-model method `name` in place of `held`, when `held` is not snippet
+    code (a C `functools.partial`, a builtin or bound method): snippet code ticks, and stops
+    outside its run's steps, but C code does not, so this forwarder runs it only inside one."""
+    return _forwarder(name, held, owner, _as_given, 0)
 
 
 def judging_method(name: str, held: Any, owner: type) -> Callable[..., Any] | None:

@@ -97,13 +97,15 @@ class Budget:
         self.remaining = limits.max_operations
         self.wall = limits.wall_time
         self.deadline = time.monotonic() + limits.wall_time
-        self.countdown = TICK_CHECK_EVERY
         self.expired: RunStopped | None = None
         self.sealed = False
-        #: Between two steps: snippet code the garbage collector runs now (a freed generator's
-        #: `finally`, while a binding runs) would run in the host's context.
-        self.outside = False
+        #: Not inside one of the run's steps (before the first, between two, after the last):
+        #: snippet code the garbage collector runs now (a freed generator's `finally`, while a
+        #: binding runs, or a session's earlier run's before this run's first step) would run
+        #: in the host's context. A tick passes only between `enter` and `leave`.
+        self.outside = True
         self.held = TICK_CHECK_EVERY
+        self.countdown = 1
 
     def tick(self) -> None:
         self.countdown -= 1

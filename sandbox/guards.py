@@ -26,6 +26,7 @@ from .crossing import (
     _MISSING,
     LEADS_OUTSIDE,
     SANDBOX_DIR,
+    STEPPED_METHODS,
     UNSUBCLASSABLE,
     CheckedMethods,
     ReadOnly,
@@ -55,6 +56,7 @@ from .crossing import (
     plain_name,
     safe_format,
     safe_format_map,
+    stepping_method,
     yield_from,
 )
 from .jsonvalue import type_name
@@ -580,11 +582,12 @@ class RunGuards:
         raise TypeError(f"cannot modify attributes of a '{cls.__name__}' object in the sandbox")
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
+        """`setattr` and `_setattr_` (what the policy makes of `x.__name__ = v`)."""
         name = plain_name(name)
         problem = self.write_problem(obj, name)
         if problem:
             raise AttributeError(problem)
-        setattr(self.write(obj), name, value)
+        setattr(self.write(obj), name, stored_value(self, obj, name, value))
 
     def delattr(self, obj: Any, name: Any) -> None:
         name = plain_name(name)
@@ -831,6 +834,8 @@ class _CheckedWrite(ReadOnly):
         # The name checked, never the caller's: a `str` subclass's `__hash__`/`__eq__` would
         # have CPython's lookup find another attribute than the one checked.
         named = (name, *rest[1:])
+        if len(named) == 2 and not self._delete:
+            named = (name, stored_value(self._guards, target, name, named[1]))
         return method(*named) if bound is not _MISSING else method(target, *named)
 
     def __repr__(self) -> str:
@@ -976,8 +981,13 @@ class _ClassFactory:
         if "__slots__" in namespace:
             namespace["__slots__"] = _checked_slots(namespace["__slots__"])
         defined = _names_defined_by(name, namespace)
-        self._check_host_state(name, bases, namespace, defined)
         holder: list[type] = []
+        # C code held as a data-model method runs only in the run's steps (before the host-state
+        # check, which wraps `__getattr__` in a guard of its own that calls what it holds).
+        for key in STEPPED_METHODS.intersection(namespace):
+            if not _snippet_code(namespace[key]):
+                namespace[key] = stepping_method(key, namespace[key], holder)
+        self._check_host_state(name, bases, namespace, defined)
         for key, forwarder in judged_methods(bases, namespace, _has_prologue, meta, holder).items():
             namespace[key] = forwarder
         if namespace.get("__await__") is not None:
@@ -1076,6 +1086,32 @@ _ARGUMENT_JUDGED = OPERAND_METHODS | EXIT_METHODS
 #: What the class factory wraps, so a later assignment would skip it: the judged methods, and
 #: `__await__` (`crossing.delegating_await`).
 _BODY_ONLY = _ARGUMENT_JUDGED | {"__await__"}
+
+
+def _snippet_code(value: Any) -> bool:
+    """`value`, held as a data-model method, is nothing or snippet code (which ticks, so it stops
+    outside its run's steps by itself): no `stepping_method` around it."""
+    if value is None or is_forwarder(value):
+        return True
+    if type(value) in (staticmethod, classmethod):
+        value = value.__func__
+    return is_snippet_function(value)
+
+
+def stored_value(guards: RunGuards, obj: Any, name: str, value: Any) -> Any:
+    """What a checked write of `name` stores on `obj`: a plain copy of a name or doc (CPython
+    formats a function's `__qualname__` into a generator's `repr()` with the value's own
+    `__str__`, in the unraisable hook, outside the run), and C code given to one of the
+    snippet's classes as a data-model method behind a `stepping_method`, as in a class body."""
+    if name in _PLAIN_TEXT_DUNDERS and isinstance(value, str):
+        return str.__str__(value)
+    if name in STEPPED_METHODS and isinstance(obj, type) and guards.owns_class(obj) and not _snippet_code(value):
+        return stepping_method(name, value, obj)
+    return value
+
+
+#: Dunders CPython keeps as text and formats later.
+_PLAIN_TEXT_DUNDERS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 
 
 def _has_prologue(name: str, value: Any) -> bool:
@@ -1261,6 +1297,7 @@ def make_globals(builtins: dict[str, Any], guards: RunGuards, **hooks: Any) -> d
         "_no_traceback_": no_traceback,
         "_exit_args_": exit_arguments,
         "_yield_from_": yield_from,
+        "_setattr_": guards.setattr,
     }
     g.update(hooks)
     return g

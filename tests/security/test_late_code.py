@@ -403,3 +403,183 @@ async def test_await_is_defined_in_the_class_body_only(sb, backend):
     code = "class A:\n    pass\ndef f(self):\n    yield from ()\ntry:\n    setattr(A, '__await__', f)\nexcept AttributeError as e:\n    return str(e)"
     result = await sb.run(code, backend=backend)
     assert result.ok and result.value == 'attribute "__await__" can be defined only in the class body in the sandbox', result
+
+
+#: What CPython evaluates, or formats, while a freed generator unwinds outside the run.
+UNWINDING = {
+    "an except clause's type": """
+def g():
+    try:
+        yield 1
+    except (P() or ValueError):
+        pass
+""",
+    "an outer except clause, after an inner finally's tick": """
+def g():
+    try:
+        try:
+            yield 1
+        finally:
+            pass
+    except (P(), lambda: 0)[1]() or ValueError:
+        pass
+""",
+    "a str subclass as the generator's name (the unraisable hook's repr)": """
+S = type("S", (str,), {"__str__": P})
+def g():
+    try:
+        yield 1
+    finally:
+        pass
+g.__qualname__ = S("x")
+""",
+    "a str subclass as a coroutine's name (the never-awaited warning)": """
+S = type("S", (str,), {"__format__": functools.partial(max, 1, key=P)})
+async def g():
+    pass
+g.__qualname__ = S("x")
+""",
+}
+START_UNWINDING = """
+x = g()
+if type(x).__name__ == "generator":
+    next(x)
+keep = [x]
+keep.append(keep)
+return "ok"
+"""
+
+
+@pytest.mark.parametrize("code", UNWINDING.values(), ids=UNWINDING.keys())
+def test_nothing_a_freed_generator_unwinds_through_runs_in_the_host(isolated, code):
+    """Reviews found snippet-chosen C code (a `functools.partial` that prints) that CPython runs
+    while it closes a freed generator, before any tick: an `except` clause's type (compiled as
+    `_tick_() or X`), a lambda (it ticks first too), and a `str` subclass given as a function's
+    name, which CPython formats into the generator's `repr()` (names are stored as plain copies)."""
+    prelude = "import functools, calendar\nP = functools.partial(calendar.TextCalendar().prmonth, 2024, 2)\n"
+    report = isolated(prelude + code + START_UNWINDING, HOST_AFTER_GC)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == ["typing.Optional[int]", ""], report
+    assert report["next"]["value"] == "[1]", report
+
+
+def test_an_except_clause_run_late_changes_no_host_table(isolated):
+    """The same route changed `re.RegexFlag`'s value map and the host thread's decimal flags
+    after the put-back: the host's own `re.I | re.M` then hashed the dead run's object."""
+    code = """
+import functools, calendar, operator, re, decimal
+L = type("L", (int,), {"__hash__": functools.partial(int, 10)})
+plant = functools.partial(type(re.I), L(10))
+flags = functools.partial(operator.truediv, decimal.Decimal(1), decimal.Decimal(3))
+def g():
+    try:
+        yield
+    except (plant(), flags()):
+        pass
+x = g()
+next(x)
+keep = [x]
+keep.append(keep)
+return "ok"
+"""
+    check = HOST_AFTER_GC + """
+import decimal, re
+state = [state, decimal.getcontext().flags[decimal.Inexact],
+         sorted({type(k).__name__ for k in re.RegexFlag._value2member_map_}), type((re.I | re.M).value).__name__]
+"""
+    report = isolated(code, check)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == [["typing.Optional[int]", ""], False, ["int"], "int"], report
+
+
+async def test_names_and_data_model_methods_are_stored_as_the_guard_checked_them(sb):
+    """A plain `x.__name__ = v` statement is the guard's `setattr`: names and docs are stored as
+    plain copies, and C code given to a class as a data-model method later, or in its body, is
+    held behind a forwarder that runs it only inside the run's steps. Other ways to store a
+    dunder attribute are refused."""
+    code = """
+import functools
+def f():
+    pass
+S = type("S", (str,), {})
+f.__qualname__ = S("q")
+setattr(f, "__name__", S("n"))
+f.__doc__ = "doc"
+class C:
+    __len__ = functools.partial(len, [1, 2])
+C.__call__ = functools.partial(max, 7)
+return [type(f.__qualname__).__name__, type(f.__name__).__name__, f.__doc__, len(C()), C()(1)]
+"""
+    result = await sb.run(code, backend="inprocess")
+    assert result.ok and result.value == ["str", "str", "doc", 2, 7], result
+    refused = await sb.run("def f():\n    pass\nf.__doc__ += 'x'", backend="inprocess")
+    sb.assert_error(refused, "syntax", 'attribute "__doc__" can be assigned only with a plain `x.__doc__ = value` statement')
+
+
+async def test_c_data_model_methods_of_a_dead_run_never_run_in_the_host(sb):
+    """A C `__hash__` (a `functools.partial` chain that prints) of an object a host table kept:
+    hashed by host code after the run, it raises `RunOverError` and prints nothing."""
+    code = """
+import functools, calendar
+P = functools.partial(calendar.TextCalendar().prmonth, 2024, 2)
+Late = type("Late", (), {"__hash__": functools.partial(max, 1, key=P), "__repr__": P})
+late = Late()
+keep = [late]
+keep.append(keep)
+return "ok"
+"""
+    gc.disable()
+    try:
+        result = await sb.run(code, backend="inprocess")
+        late = [o for o in gc.get_objects() if type(type(o)) is type and type(o).__name__ == "Late"]
+    finally:
+        gc.enable()
+    assert result.ok and result.value == "ok", result
+    assert len(late) == 1
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for call in (hash, repr):
+            with pytest.raises(sandbox.RunOverError):
+                call(late[0])
+    assert printed.getvalue() == ""
+
+
+async def test_a_sessions_earlier_run_runs_nothing_before_the_next_runs_first_step(monkeypatch):
+    """Between a session run's set-up and its first step, its tick passed already: a generator of
+    the run before, freed then, ran its whole `finally` in the host. A budget starts outside."""
+    from sandbox import execution
+
+    printed = io.StringIO()
+    start = execution.Execution.start
+
+    def collecting_start(self):  # the collector fires at some allocation in that window
+        with contextlib.redirect_stdout(printed):
+            gc.collect()
+        return start(self)
+
+    monkeypatch.setattr(execution.Execution, "start", collecting_start)
+    code = """
+import calendar
+def sleeper(keep):
+    try:
+        yield
+    finally:
+        calendar.TextCalendar().prmonth(2024, 2)
+keep = []
+g = sleeper(keep)
+next(g)
+keep.append(g)
+keep = None
+g = None
+return 1
+"""
+    gc.disable()
+    session = sandbox.open_session("inprocess")
+    try:
+        first = await session.run(code)
+        second = await session.run("return 2")
+    finally:
+        session.close()
+        gc.enable()
+    assert (first.value, second.value) == (1, 2), (first, second)
+    assert printed.getvalue() == ""
