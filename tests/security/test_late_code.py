@@ -234,6 +234,17 @@ def test_what_a_freed_generator_calls_on_its_way_out_never_runs_in_the_host(isol
     assert report["next"]["value"] == "[1]", report
 
 
+#: A generator whose `finally` prints to whatever `sys.stdout` is (the run's log, in a step).
+PRINTS_WHEN_CLOSED = """
+import calendar
+def sleeper(keep):
+    try:
+        yield
+    finally:
+        calendar.TextCalendar().prmonth(2024, 2)
+"""
+
+
 async def test_snippet_code_the_collector_reaches_while_a_binding_runs_does_not_run(sb):
     """Freed while the host runs a binding, a generator's `finally` ran in the host's context
     (its stdout, its decimal context): between steps, the run's ticks raise."""
@@ -244,14 +255,8 @@ async def test_snippet_code_the_collector_reaches_while_a_binding_runs_does_not_
             gc.collect()
         return 1
 
-    code = """
-import calendar, decimal
-def sleeper(keep):
-    try:
-        yield
-    finally:
-        calendar.TextCalendar().prmonth(2024, 2)
-        decimal.getcontext().prec = 3
+    code = PRINTS_WHEN_CLOSED + """
+import decimal
 def make():
     keep = []
     g = sleeper(keep)
@@ -558,13 +563,7 @@ async def test_a_sessions_earlier_run_runs_nothing_before_the_next_runs_first_st
         return start(self)
 
     monkeypatch.setattr(execution.Execution, "start", collecting_start)
-    code = """
-import calendar
-def sleeper(keep):
-    try:
-        yield
-    finally:
-        calendar.TextCalendar().prmonth(2024, 2)
+    code = PRINTS_WHEN_CLOSED + """
 keep = []
 g = sleeper(keep)
 next(g)
