@@ -621,6 +621,8 @@ def _forwarder(name: str, held: Any, owner: type | list[type], judged: Callable[
         if run is not None and stepping.run is not run:
             raise RunOverError() from None
         cls = owner if isinstance(owner, type) else (owner[0] if owner else None)
+        if cls is not None and not isinstance(owner, type) and len(owner) > 1:
+            cls = next((c for c in owner if issubclass(type(self), c)), cls)  # a rebuilt class
         if cls is None or not issubclass(type(self), cls):
             shown = "the class being made" if cls is None else f"'{type.__getattribute__(cls, '__name__')}'"
             raise TypeError(f"descriptor '{name}' for {shown} objects doesn't apply to a "
@@ -735,14 +737,77 @@ def _as_given(args: tuple[Any, ...], index: int) -> tuple[Any, ...]:
 #: `str` subclass's `__format__` in a warning, a hash lookup by host code that kept the object)
 #: whose forwarder judges nothing: it only runs what it holds inside a step of its run, on
 #: instances of its class. Not the implicit class methods (`__class_getitem__`).
-STEPPED_METHODS = frozenset(DATA_MODEL_METHODS - set(_ARGUMENT_HOOKS) - {"__class_getitem__"})
+STEPPED_METHODS = frozenset(
+    (DATA_MODEL_METHODS | {"__get__", "__set__", "__delete__", "__set_name__"}) - set(_ARGUMENT_HOOKS)
+    - {"__class_getitem__"}
+)
 
 
-def stepping_method(name: str, held: Any, owner: type | list[type]) -> Callable[..., Any]:
+def stepping_subclasshook(cls: type) -> staticmethod:
+    """The `__subclasshook__` of the snippet's ABC class `cls`: what it had (typing's
+    `_proto_hook`, an inherited `collections.abc` hook), only inside a step of its run, and
+    `NotImplemented` (no answer) outside. A snippet class that derives from a host ABC is in
+    that ABC's `__subclasses__()`, which the host's own `isinstance(x, Iterable)` walks, running
+    the hook: a review's protocol member, a descriptor with a C `__get__`, printed to the host's
+    stdout there after the run."""
+    hook = type.__getattribute__(cls, "__subclasshook__")
+    run = STEPPING.run
+    stepping = STEPPING
+
+    def __subclasshook__(other: Any) -> Any:
+        if run is not None and stepping.run is not run:
+            return NotImplemented
+        return hook(other)
+
+    return staticmethod(__subclasshook__)
+
+
+def stepping_method(name: str, held: Any, owner: type | list[type]) -> Any:
     """A snippet class's data-model method `name` in place of `held`, when `held` is not snippet
     code (a C `functools.partial`, a builtin or bound method): snippet code ticks, and stops
-    outside its run's steps, but C code does not, so this forwarder runs it only inside one."""
+    outside its run's steps, but C code does not, so this runs it only inside one. What CPython
+    calls without `self` (a `staticmethod`, or something that is no descriptor: a `partial`, a
+    builtin function) stays so, behind a `staticmethod`; the rest gets a forwarder."""
+    if type(held) is staticmethod:
+        return staticmethod(stepped_call(held.__func__))
+    if getattr(type(held), "__get__", None) is None:
+        return staticmethod(stepped_call(held))
     return _forwarder(name, held, owner, _as_given, 0)
+
+
+def stepped_call(held: Callable[..., Any]) -> Callable[..., Any]:
+    """`held`, callable only inside a step of the run that made it (see `stepping_method`)."""
+    run = STEPPING.run
+    stepping = STEPPING
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if run is not None and stepping.run is not run:
+            raise RunOverError() from None
+        return held(*args, **kwargs)
+
+    return call
+
+
+_STEPPED_CALL_CODE = stepped_call(len).__code__
+
+
+def is_stepped(value: Any) -> bool:
+    """`value` is what `stepping_method` made (a forwarder, or a `staticmethod` of a stepped
+    call): it needs no second wrapping."""
+    if type(value) is staticmethod:
+        value = value.__func__
+    return type(value) is types.FunctionType and value.__code__ in (_FORWARD_CODE, _STEPPED_CALL_CODE)
+
+
+def rehome_forwarders(made: type, old: type) -> None:
+    """`@dataclass(slots=True)` rebuilt `old` as `made` from its dictionary: the forwarders that
+    came along run on instances of `made` too (they hold the class of the body that made them)."""
+    for value in list(type.__getattribute__(made, "__dict__").values()):
+        if is_forwarder(value):
+            cell = value.__closure__[value.__code__.co_freevars.index("owner")]
+            owner = cell.cell_contents
+            if type(owner) is list and old in owner and made not in owner:
+                owner.append(made)
 
 
 def judging_method(name: str, held: Any, owner: type) -> Callable[..., Any] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import decimal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import CodeType
@@ -218,7 +219,7 @@ class _RunContext:
         decimal.setcontext(self.execution.decimal_context)
         flags = self.execution.shim_state
         self.was = flags.get("in_run", False)
-        flags["in_run"] = True
+        flags["in_run"] = threading.get_ident()  # the stepping thread (`ShimContext.stepping`)
         self.stdout = sys.stdout
         sys.stdout = self.execution.log_stream  # type: ignore[assignment]
         self.hooks = sys.get_asyncgen_hooks()

@@ -9,6 +9,7 @@ the snippet created (the only classes it may modify) never outlives the run.
 
 from __future__ import annotations
 
+import abc
 import builtins as _builtins
 import decimal
 import dis
@@ -45,6 +46,7 @@ from .crossing import (
     is_forwarder,
     is_heap_type,
     is_immutable,
+    is_stepped,
     judge,
     judged_methods,
     judged_operand,
@@ -57,6 +59,7 @@ from .crossing import (
     safe_format,
     safe_format_map,
     stepping_method,
+    stepping_subclasshook,
     yield_from,
 )
 from .jsonvalue import type_name
@@ -85,7 +88,7 @@ __all__ = [  # what other modules and the tests take from here, the crossing's n
     "CHECKED_REPLACEMENTS", "HOST_STATE_CLASH", "SEALED", "UNSUBCLASSABLE", "CheckedMethods", "ReadOnly", "RunGuards",
     "SafeType", "attribute_problem", "build_builtins", "guarded_getattr", "guarded_hasattr",
     "is_snippet_function", "make_globals", "metaclass_for", "plain_name", "safe_format", "safe_format_map",
-    "seal", "unjudged_methods",
+    "seal", "stored_value", "unjudged_methods",
 ]
 #: Private names the stdlib's class machinery stores on (the snippet's own) classes and trusts.
 HOST_MACHINERY_PREFIXES = ("_abc_",)
@@ -161,7 +164,7 @@ _OWNER_KEY = "__sandbox_owner__"
 _INSTANCE_COPY_HOOKS = frozenset({"__copy__", "__deepcopy__", "__getattr__"})
 
 
-def _own_dict(obj: Any) -> Any:
+def _own_dict(obj: Any, guards: RunGuards | None = None) -> Any:
     """`__dict__`/`vars()` of the snippet's own object. An instance gets its real dictionary; a
     class gets a read-only copy: its `mappingproxy` hands the real class dictionary to the
     reflected operator of whatever it is compared with (`C.__dict__ == x` calls
@@ -170,13 +173,18 @@ def _own_dict(obj: Any) -> Any:
     ownership token, and holds each value as a judged read of it would give it (inside a
     `staticmethod`/`classmethod`, its function): host code puts host functions in the
     snippet's classes (`EnumType` stores the raw `Flag.__invert__`, which run on a class calls
-    its real metaclass), and a forbidden value is left out."""
+    its real metaclass), and a forbidden value is left out. Its `__setattr__`/`__delattr__` are
+    the checked ones a read gives (`_CheckedWrite`): a frozen dataclass's generated one writes
+    any name but its fields natively, and a review planted a host base's state with it."""
     found = object.__getattribute__(obj, "__dict__")
     if not isinstance(obj, type):
         return found
     copy: dict[str, Any] = {}
     for key, value in found.items():
         if key == _OWNER_KEY:
+            continue
+        if key in ("__setattr__", "__delattr__") and guards is not None:
+            copy[key] = _CheckedWrite(guards, value, key == "__delattr__")
             continue
         kind = type(value)
         try:
@@ -443,7 +451,7 @@ class RunGuards:
             refused = self._host_state_dict(obj, "'__dict__'")
             if refused:
                 raise AttributeError(refused)
-            return _own_dict(obj)
+            return _own_dict(obj, self)
         if name in ("__mro__", "__bases__"):
             if not isinstance(obj, type):
                 raise _cpython_no_attribute(obj, name)
@@ -582,12 +590,17 @@ class RunGuards:
         raise TypeError(f"cannot modify attributes of a '{cls.__name__}' object in the sandbox")
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
-        """`setattr` and `_setattr_` (what the policy makes of `x.__name__ = v`)."""
+        """`setattr`, and the write of a plain `x.__name__ = v` statement (`set_dunder`)."""
         name = plain_name(name)
         problem = self.write_problem(obj, name)
         if problem:
             raise AttributeError(problem)
         setattr(self.write(obj), name, stored_value(self, obj, name, value))
+
+    def set_dunder(self, value: Any, obj: Any, name: str) -> None:
+        """`_set_dunder_`: what the policy makes of a plain `x.__name__ = value` statement, the
+        value first, as CPython evaluates it."""
+        self.setattr(obj, name, value)
 
     def delattr(self, obj: Any, name: Any) -> None:
         name = plain_name(name)
@@ -664,7 +677,7 @@ class RunGuards:
         if refused:
             raise TypeError(refused)
         try:
-            return _own_dict(obj)
+            return _own_dict(obj, self)
         except AttributeError:
             raise TypeError("vars() argument must have __dict__ attribute") from None
 
@@ -996,6 +1009,8 @@ class _ClassFactory:
         cls = meta(name, bases, namespace, **kwds)
         type.__delattr__(cls, _OWNER_KEY)
         holder.append(cls)
+        if isinstance(cls, abc.ABCMeta):
+            type.__setattr__(cls, "__subclasshook__", stepping_subclasshook(cls))
         self._body_names[id(cls)] = (cls, defined)
         # What the metaclass put in after the body (`EnumType` adds methods): judged the same.
         for key, value in list(type.__getattribute__(cls, "__dict__").items()):
@@ -1091,7 +1106,7 @@ _BODY_ONLY = _ARGUMENT_JUDGED | {"__await__"}
 def _snippet_code(value: Any) -> bool:
     """`value`, held as a data-model method, is nothing or snippet code (which ticks, so it stops
     outside its run's steps by itself): no `stepping_method` around it."""
-    if value is None or is_forwarder(value):
+    if value is None or is_forwarder(value) or is_stepped(value):
         return True
     if type(value) in (staticmethod, classmethod):
         value = value.__func__
@@ -1297,7 +1312,7 @@ def make_globals(builtins: dict[str, Any], guards: RunGuards, **hooks: Any) -> d
         "_no_traceback_": no_traceback,
         "_exit_args_": exit_arguments,
         "_yield_from_": yield_from,
-        "_setattr_": guards.setattr,
+        "_set_dunder_": guards.set_dunder,
     }
     g.update(hooks)
     return g

@@ -418,9 +418,10 @@ class SnippetPolicy(RestrictingNodeTransformer):
             if load and (attr in SUPER_ONLY or attr in DATA_MODEL_METHODS or attr in INTROSPECTION_DUNDERS):
                 checked = True
             elif not load and (attr in WRITABLE_DUNDERS or attr in ASSIGNABLE_DUNDERS):
-                if isinstance(node.ctx, ast.Store):
-                    # A plain `x.__name__ = v` statement is `_setattr_(x, name, v)` (visit_Assign),
-                    # which stores what it checked; other ways to store are not.
+                if isinstance(node.ctx, ast.Store) and attr in ASSIGNABLE_DUNDERS:
+                    # A plain `C.__len__ = v` statement is `_set_dunder_(v, C, name)`
+                    # (visit_Assign), which sees the value (C code is held behind a forwarder);
+                    # other ways to store one would not.
                     self._refuse(node, f'attribute "{attr}" can be assigned only with a plain '
                                        f'`x.{attr} = value` statement in the sandbox')
                 checked = True
@@ -462,8 +463,8 @@ class SnippetPolicy(RestrictingNodeTransformer):
             # The guard's `setattr`, which sees the value: it stores a plain copy of a name and C
             # code given to a class as a data-model method behind a forwarder
             # (`guards.stored_value`).
-            call = ast.Call(func=ast.Name("_setattr_", ast.Load()),
-                            args=[self.visit(target.value), ast.Constant(target.attr), self.visit(node.value)],
+            call = ast.Call(func=ast.Name("_set_dunder_", ast.Load()),
+                            args=[self.visit(node.value), self.visit(target.value), ast.Constant(target.attr)],
                             keywords=[])
             return _located(ast.Expr(call), node)
         return self.node_contents_visit(node)

@@ -9,6 +9,7 @@ anywhere.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import BuiltinFunctionType, FunctionType, MappingProxyType, MethodType, ModuleType
@@ -78,6 +79,13 @@ class ShimContext:
     builtins: dict[str, Any] = field(default_factory=dict)
     hooks: dict[str, Any] = field(default_factory=dict)
     preludes: list[dict[str, Any]] = field(default_factory=list)
+
+    def stepping(self) -> bool:
+        """A step of this run is running, on this thread (`state["in_run"]` holds the stepping
+        thread's id): snippet code a host thread's garbage collection runs during a step (a freed
+        generator's `finally`) is not in the run, and must not get that thread's decimal context
+        or block it in `time.sleep`."""
+        return self.state.get("in_run") == threading.get_ident()
 
     def run_prelude(self, name: str, module: str, kernels: Mapping[str, Any]) -> dict[str, Any]:
         """Run prelude `name` as module `module` of this run: globals built like the snippet's

@@ -19,7 +19,7 @@ _CONTEXT_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp", "fla
 
 
 def _require_run(ctx: ShimContext) -> None:
-    if not ctx.state.get("in_run"):
+    if not ctx.stepping():
         raise RuntimeError("the run is over: decimal contexts are only available while it runs")
 
 
@@ -58,7 +58,7 @@ def build(ctx: ShimContext) -> dict[str, Any]:
             return self._new
 
         def __exit__(self, *exc: Any) -> bool:
-            if ctx.state.get("in_run") and self._saved is not None:
+            if ctx.stepping() and self._saved is not None:
                 decimal.setcontext(self._saved)
             return False
 

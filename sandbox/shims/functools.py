@@ -20,7 +20,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..crossing import judging_method
+from ..crossing import judging_method, rehome_forwarders
 from ..guards import (
     CHECKED_REPLACEMENTS,
     HOST_STATE_CLASH,
@@ -264,6 +264,7 @@ def owned_only(fn: Callable[..., Any], guards: RunGuards, what: str, *, pastes_f
         if isinstance(made, type) and made is not cls and made.__mro__[1:] == cls.__mro__[1:]:
             # `@dataclass(slots=True)` rebuilds the class from its dictionary: still the snippet's.
             guards.owned.add(made)
+            rehome_forwarders(made, cls)
         return _guard_generated(before, made)
 
     return decorate

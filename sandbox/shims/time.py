@@ -9,7 +9,7 @@ import math
 import time
 from typing import Any
 
-from ..control import after_run_stop
+from ..control import RunOverError, after_run_stop
 from .base import ShimContext, pick, plain_str
 
 NAME = "time"
@@ -33,6 +33,8 @@ def build(ctx: ShimContext) -> dict[str, Any]:
 
     def sleep(seconds: Any, /) -> None:
         seconds = _plain_seconds(seconds)
+        if not ctx.stepping() and ctx.expire is not None:
+            raise RunOverError()  # not this run's thread, or not in a step: never block a host thread
         if math.isnan(seconds):
             raise ValueError("Invalid value NaN (not a number)")
         if seconds < 0:

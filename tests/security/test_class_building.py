@@ -297,3 +297,40 @@ class Child(Base, **kw):
 return [Child.tag, Child().anything]
 """
     await sb.assert_harmless(code, ["t", "dynamic anything"], backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_dunder_assignments_and_c_data_model_methods_work_as_in_python(sb, backend):
+    """What the sandbox does to names and to C code held as data-model methods (plain copies,
+    forwarders that run only in the run's steps) changes nothing a program sees: every
+    assignment form of a name, a `staticmethod` or a `partial` read off the class, a rebuilt
+    `@dataclass(slots=True)` class, and CPython's evaluation order (the value first)."""
+    code = """
+import dataclasses, functools
+order = []
+def f():
+    "doc"
+def g():
+    pass
+def note(what, value):
+    order.append(what)
+    return value
+g.__name__, g.__doc__ = f.__name__, f.__doc__
+g.__doc__ += " (cached)"
+f.__qualname__ = g.__qualname__ = "shared"
+note("target", g).__module__ = note("value", "mod")
+class Registry:
+    __call__ = staticmethod(max)
+class Sized:
+    __len__ = functools.partial(len, [1, 2, 3])
+@dataclasses.dataclass(slots=True, eq=False)
+class Node:
+    name: str
+    __hash__ = object.__hash__
+n = Node("a")
+return [g.__name__, g.__doc__, f.__qualname__, g.__qualname__, g.__module__, order,
+        Registry.__call__(1, 5), Registry()(2, 4), Sized.__len__(), len(Sized()), len({n, n})]
+"""
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == ["f", "doc (cached)", "shared", "shared", "mod", ["value", "target"], 5, 4, 3, 3, 1]

@@ -501,7 +501,7 @@ async def test_names_and_data_model_methods_are_stored_as_the_guard_checked_them
     """A plain `x.__name__ = v` statement is the guard's `setattr`: names and docs are stored as
     plain copies, and C code given to a class as a data-model method later, or in its body, is
     held behind a forwarder that runs it only inside the run's steps. Other ways to store a
-    dunder attribute are refused."""
+    data-model method are refused."""
     code = """
 import functools
 def f():
@@ -517,8 +517,8 @@ return [type(f.__qualname__).__name__, type(f.__name__).__name__, f.__doc__, len
 """
     result = await sb.run(code, backend="inprocess")
     assert result.ok and result.value == ["str", "str", "doc", 2, 7], result
-    refused = await sb.run("def f():\n    pass\nf.__doc__ += 'x'", backend="inprocess")
-    sb.assert_error(refused, "syntax", 'attribute "__doc__" can be assigned only with a plain `x.__doc__ = value` statement')
+    refused = await sb.run("class C:\n    pass\nC.__call__, x = len, 1", backend="inprocess")
+    sb.assert_error(refused, "syntax", 'attribute "__call__" can be assigned only with a plain `x.__call__ = value` statement')
 
 
 async def test_c_data_model_methods_of_a_dead_run_never_run_in_the_host(sb):
@@ -582,3 +582,86 @@ return 1
         gc.enable()
     assert (first.value, second.value) == (1, 2), (first, second)
     assert printed.getvalue() == ""
+
+
+PROTOCOL_MEMBERS = {
+    "C __get__": "class D:\n    __get__ = functools.partial(max, key=functools.partial(next, later))\n",
+    "Python __get__": "class D:\n    def __get__(self, obj, owner=None):\n        return next(later)\n",
+}
+
+
+@pytest.mark.parametrize("member", PROTOCOL_MEMBERS.values(), ids=PROTOCOL_MEMBERS.keys())
+async def test_the_hosts_own_abc_checks_never_run_a_snippet_class_hook(sb, member):
+    """A snippet protocol that derives from `collections.abc.Iterable` is in that ABC's
+    `__subclasses__()`; the host's own `isinstance(x, Iterable)` asks each one's hook, which
+    reads its members: a review's descriptor printed there after the run (C code), or made the
+    host's check raise (snippet code, stopped by its tick). Outside the run's steps the hook of
+    a snippet ABC answers nothing."""
+    code = (
+        "import typing, functools, itertools, calendar\n"
+        "later = itertools.starmap(calendar.TextCalendar().prmonth, [(2024, 2)] * 50)\n" + member
+        + "@typing.runtime_checkable\nclass P(typing.Protocol, typing.Iterable):\n    m = D()\n"
+        "return 'ok'"
+    )
+    gc.disable()  # keep the run's class alive, as a session or a late collection would
+    try:
+        result = await sb.run(code, backend="inprocess")
+        assert result.ok, result
+
+        class HostThing:
+            pass
+
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            answer = isinstance(HostThing(), collections.abc.Iterable)
+    finally:
+        gc.enable()
+        gc.collect()
+    assert answer is False
+    assert printed.getvalue() == ""
+
+
+async def test_a_host_threads_collection_during_a_step_runs_nothing_of_the_run_there():
+    """A generator freed by a host thread's garbage collection while the run is in a step ran its
+    `finally` on that thread, and `decimal.getcontext()` gave it the host thread's own context.
+    Whether a step is running is decided per thread (`ShimContext.stepping`)."""
+    import threading
+    import time
+
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def host_thread() -> None:
+        while not stop.is_set():
+            gc.collect()
+            seen.append(decimal.getcontext().prec)
+            time.sleep(0.005)
+
+    code = """
+import decimal, time
+def gen(box):
+    try:
+        yield 1
+    finally:
+        decimal.getcontext().prec = 3
+box = []
+it = gen(box)
+box.append(it)
+next(it)
+del box, it
+end = time.monotonic() + 1.0
+while time.monotonic() < end:
+    pass
+return decimal.getcontext().prec
+"""
+    worker = threading.Thread(target=host_thread)
+    gc.disable()  # only the host thread collects
+    worker.start()
+    try:
+        result = await sandbox.run(code, backend="inprocess")
+    finally:
+        stop.set()
+        worker.join()
+        gc.enable()
+    assert result.ok and result.value == 28, result
+    assert seen and set(seen) == {28}, sorted(set(seen))

@@ -378,3 +378,27 @@ return [refused, vars(Own()), copy.deepcopy(Own())._x]
     await sb.assert_harmless(code, [["vars() of a 'T' object is not available in the sandbox (a class it derives from "
                                      "keeps its own state there)", "cannot copy a 'T' object in the sandbox",
                                      "cannot copy a 'T' object in the sandbox"], {"_x": 1}, 1], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_frozen_dataclasss_generated_setattr_applies_the_write_rules(sb, backend):
+    # Read out of `vars(F)`, the generated `__setattr__` wrote any name but its fields natively
+    # (`super().__setattr__`): a review planted `_node2info` on a host-based subclass's instance
+    # with it, and `graphlib` wrote onto `re.I`; it also wrote `__class__`.
+    code = """
+import dataclasses, graphlib, re
+@dataclasses.dataclass(frozen=True)
+class F:
+    x: int = 0
+class T(graphlib.TopologicalSorter, F):
+    pass
+raw = vars(F)["__setattr__"]
+out = []
+for name, value in (("_node2info", {"a": re.I}), ("__class__", F), ("x", 1)):
+    try:
+        raw(T(), name, value)
+    except (AttributeError, TypeError, dataclasses.FrozenInstanceError) as e:
+        out.append(type(e).__name__)
+return out + [hasattr(re.I, "npredecessors")]
+"""
+    await sb.assert_harmless(code, ["AttributeError", "AttributeError", "FrozenInstanceError", False], backend=backend)
