@@ -38,6 +38,7 @@ import sys
 import sysconfig
 import threading
 import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -753,13 +754,31 @@ def stepping_subclasshook(cls: type) -> staticmethod:
     hook = type.__getattribute__(cls, "__subclasshook__")
     run = STEPPING.run
     stepping = STEPPING
+    protocol = getattr(hook, "__qualname__", "").endswith("._proto_hook")
 
     def __subclasshook__(other: Any) -> Any:
         if run is not None and stepping.run is not run:
             return NotImplemented
+        if protocol:
+            _protocol_checks(cls, sys._getframe(2))
         return hook(other)
 
     return staticmethod(__subclasshook__)
+
+
+def _protocol_checks(cls: type, caller: types.FrameType) -> None:
+    """What typing's `_proto_hook` refuses when `issubclass` is not called by `abc` or
+    `functools`: it decides by the module of the frame three above its own, which this hook's
+    frame moves one up (to `abc`'s), so it would always answer quietly. The caller's module is
+    read here, where it is one frame nearer."""
+    if caller.f_globals.get("__name__") in ("abc", "functools", None) or not type.__getattribute__(
+        cls, "__dict__"
+    ).get("_is_protocol", False):
+        return
+    if not getattr(cls, "_is_runtime_protocol", False):
+        raise TypeError("Instance and class checks can only be used with @runtime_checkable protocols")
+    if not typing._is_callable_members_only(cls):  # type: ignore[attr-defined]
+        raise TypeError("Protocols with non-method members don't support issubclass()")
 
 
 def stepping_method(name: str, held: Any, owner: type | list[type]) -> Any:

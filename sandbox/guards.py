@@ -590,17 +590,17 @@ class RunGuards:
         raise TypeError(f"cannot modify attributes of a '{cls.__name__}' object in the sandbox")
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
-        """`setattr`, and the write of a plain `x.__name__ = v` statement (`set_dunder`)."""
+        """`setattr`, and every store of a dunder attribute (`dunder_target`)."""
         name = plain_name(name)
         problem = self.write_problem(obj, name)
         if problem:
             raise AttributeError(problem)
         setattr(self.write(obj), name, stored_value(self, obj, name, value))
 
-    def set_dunder(self, value: Any, obj: Any, name: str) -> None:
-        """`_set_dunder_`: what the policy makes of a plain `x.__name__ = value` statement, the
-        value first, as CPython evaluates it."""
-        self.setattr(obj, name, value)
+    def dunder_target(self, obj: Any) -> _DunderTarget:
+        """`_dunder_target_`: what the policy stores a dunder attribute through (`x.__doc__ = v`,
+        `x.__doc__ += v`, `for x.__name__ in ...`), so the guard's `setattr` sees the value."""
+        return _DunderTarget(self, obj)
 
     def delattr(self, obj: Any, name: Any) -> None:
         name = plain_name(name)
@@ -820,6 +820,27 @@ class OwnedClasses:
 
     def __len__(self) -> int:
         return len(self._refs)
+
+
+class _DunderTarget:
+    """`x` as a store of one of its dunder attributes sees it (`RunGuards.dunder_target`): reads
+    (the load of `x.__doc__ += v`), writes and deletes go through the run's guards. Never in the
+    snippet's hands: only the compiled store expression holds it."""
+
+    __slots__ = ("_guards", "_obj")
+
+    def __init__(self, guards: RunGuards, obj: Any) -> None:
+        object.__setattr__(self, "_guards", guards)
+        object.__setattr__(self, "_obj", obj)
+
+    def __getattribute__(self, name: str) -> Any:
+        return object.__getattribute__(self, "_guards").getattr(object.__getattribute__(self, "_obj"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_guards").setattr(object.__getattribute__(self, "_obj"), name, value)
+
+    def __delattr__(self, name: str) -> None:
+        object.__getattribute__(self, "_guards").delattr(object.__getattribute__(self, "_obj"), name)
 
 
 class _CheckedWrite(ReadOnly):
@@ -1312,7 +1333,7 @@ def make_globals(builtins: dict[str, Any], guards: RunGuards, **hooks: Any) -> d
         "_no_traceback_": no_traceback,
         "_exit_args_": exit_arguments,
         "_yield_from_": yield_from,
-        "_set_dunder_": guards.set_dunder,
+        "_dunder_target_": guards.dunder_target,
     }
     g.update(hooks)
     return g

@@ -418,13 +418,14 @@ class SnippetPolicy(RestrictingNodeTransformer):
             if load and (attr in SUPER_ONLY or attr in DATA_MODEL_METHODS or attr in INTROSPECTION_DUNDERS):
                 checked = True
             elif not load and (attr in WRITABLE_DUNDERS or attr in ASSIGNABLE_DUNDERS):
-                if isinstance(node.ctx, ast.Store) and attr in ASSIGNABLE_DUNDERS:
-                    # A plain `C.__len__ = v` statement is `_set_dunder_(v, C, name)`
-                    # (visit_Assign), which sees the value (C code is held behind a forwarder);
-                    # other ways to store one would not.
-                    self._refuse(node, f'attribute "{attr}" can be assigned only with a plain '
-                                       f'`x.{attr} = value` statement in the sandbox')
-                checked = True
+                # Stored (or deleted) through `_dunder_target_(x)`, whatever the form (a
+                # statement, unpacking, a loop target, `+=`): the guard's `setattr` sees the
+                # value, and stores a name as a plain copy and C code held as a data-model
+                # method behind a forwarder (`guards.stored_value`).
+                node = self.node_contents_visit(node)
+                target = ast.Call(func=ast.Name("_dunder_target_", ast.Load()), args=[node.value], keywords=[])
+                node.value = _located(target, node.value)
+                return node
             else:
                 self._refuse(node, f'attribute "{attr}" is not allowed: names starting with "_" are private')
         elif attr.startswith("_") and attr != "_":
@@ -457,16 +458,6 @@ class SnippetPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
-        target = node.targets[0]
-        if (len(node.targets) == 1 and isinstance(target, ast.Attribute) and is_dunder(target.attr)
-                and (target.attr in WRITABLE_DUNDERS or target.attr in ASSIGNABLE_DUNDERS)):
-            # The guard's `setattr`, which sees the value: it stores a plain copy of a name and C
-            # code given to a class as a data-model method behind a forwarder
-            # (`guards.stored_value`).
-            call = ast.Call(func=ast.Name("_set_dunder_", ast.Load()),
-                            args=[self.visit(node.value), self.visit(target.value), ast.Constant(target.attr)],
-                            keywords=[])
-            return _located(ast.Expr(call), node)
         return self.node_contents_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:

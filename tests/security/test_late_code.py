@@ -498,10 +498,11 @@ state = [state, decimal.getcontext().flags[decimal.Inexact],
 
 
 async def test_names_and_data_model_methods_are_stored_as_the_guard_checked_them(sb):
-    """A plain `x.__name__ = v` statement is the guard's `setattr`: names and docs are stored as
-    plain copies, and C code given to a class as a data-model method later, or in its body, is
-    held behind a forwarder that runs it only inside the run's steps. Other ways to store a
-    data-model method are refused."""
+    """Every store of a dunder attribute goes through the guard's `setattr` (`_dunder_target_`),
+    whatever its form: names and docs are stored as plain copies, and C code given to a class
+    as a data-model method, later or in its body, is held behind a forwarder that runs it only
+    inside the run's steps. A review stored a `str` subclass as a generator's name with a loop
+    target, and the unraisable hook's `repr()` reached C code through it after the run."""
     code = """
 import functools
 def f():
@@ -510,15 +511,55 @@ S = type("S", (str,), {})
 f.__qualname__ = S("q")
 setattr(f, "__name__", S("n"))
 f.__doc__ = "doc"
+f.__doc__ += S(" more")
+def g():
+    pass
+for g.__qualname__ in [S("loop")]:
+    pass
+g.__module__, x = S("m"), 1
 class C:
     __len__ = functools.partial(len, [1, 2])
-C.__call__ = functools.partial(max, 7)
-return [type(f.__qualname__).__name__, type(f.__name__).__name__, f.__doc__, len(C()), C()(1)]
+C.__call__, y = functools.partial(max, 7), 1
+return [type(f.__qualname__).__name__, type(f.__name__).__name__, f.__doc__, type(f.__doc__).__name__,
+        type(g.__qualname__).__name__, type(g.__module__).__name__, len(C()), C()(1), vars(C)["__call__"] is not max]
 """
     result = await sb.run(code, backend="inprocess")
-    assert result.ok and result.value == ["str", "str", "doc", 2, 7], result
-    refused = await sb.run("class C:\n    pass\nC.__call__, x = len, 1", backend="inprocess")
-    sb.assert_error(refused, "syntax", 'attribute "__call__" can be assigned only with a plain `x.__call__ = value` statement')
+    assert result.ok and result.value == ["str", "str", "doc more", "str", "str", "str", 2, 7, True], result
+
+
+@pytest.mark.parametrize("backend", ["worker", "inprocess"])
+async def test_protocol_checks_raise_as_in_python(sb, backend):
+    """The gate on a snippet ABC's `__subclasshook__` adds a frame, and typing decides whether to
+    raise by the module of a frame a fixed depth up: its checks still raise for the snippet's
+    own `issubclass`, and stay quiet for `abc`'s."""
+    code = """
+import typing
+class Greeter(typing.Protocol):
+    def greet(self) -> str: ...
+@typing.runtime_checkable
+class HasX(typing.Protocol):
+    x: int
+@typing.runtime_checkable
+class M(typing.Protocol):
+    def m(self) -> int: ...
+class A:
+    x = 1
+    def greet(self):
+        return "hi"
+    def m(self):
+        return 1
+out = []
+for proto in (Greeter, HasX):
+    try:
+        issubclass(A, proto)
+    except TypeError as e:
+        out.append(str(e))
+return out + [issubclass(A, M), isinstance(A(), HasX), isinstance(A(), M)]
+"""
+    result = await sb.run(code, backend=backend)
+    assert result.ok, result
+    assert result.value == ["Instance and class checks can only be used with @runtime_checkable protocols",
+                            "Protocols with non-method members don't support issubclass()", True, True, True]
 
 
 async def test_c_data_model_methods_of_a_dead_run_never_run_in_the_host(sb):
