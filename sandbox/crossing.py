@@ -602,6 +602,12 @@ class _Stepping(threading.local):
 STEPPING = _Stepping()
 
 
+def outside_its_run(run: object | None) -> bool:
+    """Code made in the in-process run `run` (None: in a worker, or by the sandbox itself) is
+    about to run, and no step of that run is running on this thread."""
+    return run is not None and STEPPING.run is not run
+
+
 def _forwarder(name: str, held: Any, owner: type | list[type], judged: Callable[..., tuple[Any, ...]],
                index: int) -> Callable[..., Any]:
     """A snippet class's `name` in place of `held`: the argument at `index` (after `self`) goes
@@ -616,10 +622,9 @@ def _forwarder(name: str, held: Any, owner: type | list[type], judged: Callable[
     # by the sandbox itself). It runs only in that run's steps, also a session's later runs
     # (they share the token).
     run = STEPPING.run
-    stepping = STEPPING
 
     def forward(self: Any, *args: Any) -> Any:
-        if run is not None and stepping.run is not run:
+        if outside_its_run(run):
             raise RunOverError() from None
         cls = owner if isinstance(owner, type) else (owner[0] if owner else None)
         if cls is not None and not isinstance(owner, type) and len(owner) > 1:
@@ -668,8 +673,7 @@ class _Delegate(ReadOnly):
         return throw(*args)
 
     def close(self) -> None:
-        run = self._run
-        if run is not None and STEPPING.run is not run:
+        if outside_its_run(self._run):
             raise RunOverError() from None
         close = getattr(self._it, "close", None)
         if close is not None:
@@ -753,11 +757,10 @@ def stepping_subclasshook(cls: type) -> staticmethod:
     stdout there after the run."""
     hook = type.__getattribute__(cls, "__subclasshook__")
     run = STEPPING.run
-    stepping = STEPPING
     protocol = getattr(hook, "__qualname__", "").endswith("._proto_hook")
 
     def __subclasshook__(other: Any) -> Any:
-        if run is not None and stepping.run is not run:
+        if outside_its_run(run):
             return NotImplemented
         if protocol:
             _protocol_checks(cls, sys._getframe(2))
@@ -797,10 +800,9 @@ def stepping_method(name: str, held: Any, owner: type | list[type]) -> Any:
 def stepped_call(held: Callable[..., Any]) -> Callable[..., Any]:
     """`held`, callable only inside a step of the run that made it (see `stepping_method`)."""
     run = STEPPING.run
-    stepping = STEPPING
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        if run is not None and stepping.run is not run:
+        if outside_its_run(run):
             raise RunOverError() from None
         return held(*args, **kwargs)
 

@@ -213,15 +213,15 @@ class _RunContext:
         execution = self.execution
         self.stepping = STEPPING.run
         STEPPING.run = execution.run_token
-        if execution.budget is not None and not execution.shim_state.get("in_run", False):
+        flags = execution.shim_state
+        self.was = flags.get("in_run", False)  # a step already running: this one is nested
+        if execution.budget is not None and not self.was:
             execution.budget.enter()
-        self.saved = decimal.getcontext()
-        decimal.setcontext(self.execution.decimal_context)
-        flags = self.execution.shim_state
-        self.was = flags.get("in_run", False)
         flags["in_run"] = threading.get_ident()  # the stepping thread (`ShimContext.stepping`)
+        self.saved = decimal.getcontext()
+        decimal.setcontext(execution.decimal_context)
         self.stdout = sys.stdout
-        sys.stdout = self.execution.log_stream  # type: ignore[assignment]
+        sys.stdout = execution.log_stream  # type: ignore[assignment]
         self.hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(firstiter=None, finalizer=None)
 

@@ -1127,7 +1127,7 @@ _BODY_ONLY = _ARGUMENT_JUDGED | {"__await__"}
 def _snippet_code(value: Any) -> bool:
     """`value`, held as a data-model method, is nothing or snippet code (which ticks, so it stops
     outside its run's steps by itself): no `stepping_method` around it."""
-    if value is None or is_forwarder(value) or is_stepped(value):
+    if value is None or is_stepped(value):  # a forwarder too
         return True
     if type(value) in (staticmethod, classmethod):
         value = value.__func__

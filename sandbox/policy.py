@@ -319,6 +319,15 @@ def _name_problem(name: str, what: str, *, in_class: bool = False) -> str | None
     return None
 
 
+def _tick_call() -> ast.Call:
+    return ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[])
+
+
+def _ticked_first(expr: ast.expr) -> ast.AST:
+    """`_tick_() or expr`: `expr`, evaluated after a tick (`_tick_()` returns None)."""
+    return _located(ast.BoolOp(op=ast.Or(), values=[_tick_call(), expr]), expr)
+
+
 def _located(new: ast.AST, old: ast.AST) -> ast.AST:
     """Give a node we built, and every child it lacks a location for, the location of `old`,
     so the whole tree never needs a `fix_missing_locations` pass."""
@@ -480,8 +489,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     # -- loops and functions -----------------------------------------------------------------
     def _tick(self, node: ast.AST) -> ast.stmt:
-        stmt = ast.Expr(ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[]))
-        return _located(stmt, node)
+        return _located(ast.Expr(_tick_call()), node)
 
     def _loop(self, node):
         node = self.node_contents_visit(node)
@@ -517,8 +525,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
                     # CPython evaluates the handler's type while the frame unwinds, before the
                     # body: `except (_tick_() or X)` (a review's `except (P() or E)` ran a C
                     # `functools.partial` in the host when the collector freed the generator).
-                    tick = ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[])
-                    handler.type = _located(ast.BoolOp(op=ast.Or(), values=[tick, handler.type]), handler.type)
+                    handler.type = _ticked_first(handler.type)
             if node.finalbody:
                 node.finalbody.insert(0, self._tick(node))
         return node
@@ -570,8 +577,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         self.check_function_argument_names(node)
         node = self.node_contents_visit(node)
         if self.budget:
-            tick = ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[])
-            node.body = _located(ast.BoolOp(op=ast.Or(), values=[tick, node.body]), node.body)
+            node.body = _ticked_first(node.body)
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
