@@ -41,10 +41,11 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 TOOLS = HERE / "replica_tools.py"
 CLIENTS = 32
-#: Seconds each run naps in its tool call: long enough that a run seen in flight for
-#: `ADMITTED` seconds is both admitted by its replica and still napping when the drain starts.
+#: Seconds each run naps in its tool call. The drain starts once a run has been napping on the
+#: drained replica for at most `FRESH` seconds (its marker file, `replica_tools.py`): admitted,
+#: and still napping when SIGTERM arrives, however slowly a loaded machine admitted it.
 NAP = 0.4
-ADMITTED = 0.15
+FRESH = 0.15
 #: Per-client bounds: calls made, and seconds of load overall.
 MAX_CALLS = 60
 LOAD_LIMIT = 150.0
@@ -98,16 +99,28 @@ class Replica:
     port: int
     flags: tuple[str, ...]
     log: Path
+    naps: Path
     proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        env = {**os.environ, "CODEMODE_TEST_REPLICA": self.name}
+        env = {**os.environ, "CODEMODE_TEST_REPLICA": self.name, "CODEMODE_TEST_NAPS": str(self.naps)}
         argv = [sys.executable, "-m", "codemode.mcp", "serve", "--tools", str(TOOLS),
                 "--http", f"127.0.0.1:{self.port}", "--max-concurrent", "32",
                 "--drain-timeout", str(DRAIN_TIMEOUT), *self.flags]
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=log)
+
+    def napping(self, fresh: float) -> bool:
+        """A run on this replica started napping at most ``fresh`` seconds ago and still naps."""
+        now = time.time()
+        for marker in self.naps.glob(f"{self.name}.*"):
+            try:
+                if now - marker.stat().st_mtime <= fresh:
+                    return True
+            except FileNotFoundError:
+                pass  # that nap just ended
+        return False
 
     async def ready(self, limit: float = 90) -> None:
         url = f"http://127.0.0.1:{self.port}/readyz"
@@ -168,14 +181,6 @@ class Calls:
     wrong: list[str] = field(default_factory=list)
     served_by: dict[str, list[float]] = field(default_factory=dict)
     finished: set[int] = field(default_factory=set)
-    #: Per client, the call it is waiting for: when it was sent, and the replica its session is on.
-    in_flight: dict[int, tuple[float, str | None]] = field(default_factory=dict)
-
-    def run_in_flight_on(self, replica: str, since: float) -> bool:
-        """A session client's call has been running on ``replica`` for ``since`` seconds: the
-        replica admitted it and it is napping, so a drain must let it answer."""
-        now = time.monotonic()
-        return any(r == replica and now - t >= since for t, r in list(self.in_flight.values()))
 
 
 def _leaf(exc: BaseException) -> str:
@@ -205,12 +210,8 @@ async def _client(i: int, url: str, sessions: bool, calls: Calls, clock: dict[st
                                 f"await tools.nap(seconds={NAP})\nreturn [n, await tools.whoami()]")
                     else:
                         code = f"await tools.nap(seconds={NAP})\nreturn ['{i}-{made}', await tools.whoami()]"
-                    calls.in_flight[i] = (time.monotonic(), replica)
-                    try:
-                        with anyio.fail_after(CALL_LIMIT):
-                            result = await client.call_tool("run_code", {"code": code, "description": "Load"})
-                    finally:
-                        del calls.in_flight[i]
+                    with anyio.fail_after(CALL_LIMIT):
+                        result = await client.call_tool("run_code", {"code": code, "description": "Load"})
                     text = "\n".join(b.text for b in result.content if b.type == "text")
                     if result.is_error:
                         calls.errors.append((i, time.monotonic(), text[:200], replica))
@@ -233,7 +234,9 @@ async def _client(i: int, url: str, sessions: bool, calls: Calls, clock: dict[st
 async def _operate(mode: str, tmp: Path) -> None:
     sessions = mode == "sessions"
     flags = ("--sessions", "--max-sessions", "40", "--session-memory-budget", "32768") if sessions else ("--stateless",)
-    replicas = [Replica(f"r{n}", free_port(), flags, tmp / f"{mode}-r{n}.log") for n in range(1, 4)]
+    naps = tmp / f"{mode}-naps"
+    naps.mkdir()
+    replicas = [Replica(f"r{n}", free_port(), flags, tmp / f"{mode}-r{n}.log", naps) for n in range(1, 4)]
     lb_port = free_port()
     servers = "\n".join(f"    server {r.name} 127.0.0.1:{r.port} check inter 500ms fall 2 rise 2" for r in replicas)
     config = tmp / f"{mode}-haproxy.cfg"
@@ -276,12 +279,10 @@ async def _operate(mode: str, tmp: Path) -> None:
                 before = len(calls.served_by.get(drained.name, []))
                 while len(calls.served_by.get(drained.name, [])) < before + 3:
                     await anyio.sleep(0.02)
-                if sessions:
-                    # Sticky clients: wait for a run known to be in flight there (sent ADMITTED
-                    # ago, so admitted, and napping for NAP), so "its answers kept coming after
-                    # SIGTERM" does not depend on whether a request happened to be in flight.
-                    while not calls.run_in_flight_on(drained.name, since=ADMITTED):
-                        await anyio.sleep(0.01)
+                # Wait for a run that is napping there now, so "its answers kept coming after
+                # SIGTERM" does not depend on whether a request happened to be in flight.
+                while not drained.napping(FRESH):
+                    await anyio.sleep(0.01)
                 clock["term"] = time.monotonic()
                 drained.proc.send_signal(signal.SIGTERM)
                 while drained.proc.poll() is None:
