@@ -9,6 +9,7 @@ source lines and no host frame.
 from __future__ import annotations
 
 import decimal
+import gc
 import sys
 import threading
 import time
@@ -23,7 +24,7 @@ from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
 from .namespace import check_call_size, make_namespace
-from .output import MAX_AWAIT_WARNINGS, Output, render_logs
+from .output import MAX_AWAIT_WARNINGS, LogStream, Output, render_logs
 from .policy import (
     ENTRY_POINT,
     FILENAME,
@@ -170,28 +171,30 @@ class Budget:
             yield item
 
 
-class _LogStream:
-    """What `sys.stdout` is while snippet code runs: stdlib code a snippet calls that prints
-    (`calendar.TextCalendar.prmonth`, found by the boundary fuzz) writes to the run's log
-    instead, never to the host's stdout (an MCP stdio server's protocol stream, in-process) or
-    the worker's. `sys.stderr` stays: what goes there is the interpreter's own (a warning names
-    a host file and line, which must not reach the log)."""
+class _Collecting(threading.local):
+    """The decimal context a collection outside every step put aside (`_collector_context`)."""
 
-    __slots__ = ("_output",)
+    saved: decimal.Context | None = None
 
-    def __init__(self, output: Output) -> None:
-        self._output = output
 
-    def write(self, text: object) -> int:
-        plain = text if type(text) is str else str.__str__(str(text))
-        self._output.write(plain)
-        return len(plain)
+_COLLECTING = _Collecting()
 
-    def flush(self) -> None:
-        pass
 
-    def isatty(self) -> bool:
-        return False
+def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
+    """A `gc.callbacks` hook, added by the first in-process run: a collection that starts outside
+    every step gives what it finalizes a decimal context of its own, and puts the thread's back
+    when it stops. What a run leaves to the collector (a `functools.partial` over `Decimal.sqrt`
+    where a freed generator calls `close`) runs in the host, on whatever thread allocated, and
+    C decimal code reads and flags that thread's context: the late-call fuzz set the host's
+    `Inexact` flag so. CPython promises a finalizer no particular thread, so host finalizers
+    lose nothing they could count on."""
+    if phase == "start":
+        if STEPPING.run is None:
+            _COLLECTING.saved = decimal.getcontext()
+            decimal.setcontext(decimal.Context())
+    elif _COLLECTING.saved is not None:
+        saved, _COLLECTING.saved = _COLLECTING.saved, None
+        decimal.setcontext(saved)
 
 
 class _RunContext:
@@ -273,7 +276,7 @@ class Execution:
         self.limits = limits
         self.label = namespace
         self.output = Output(limits.max_output, self.verdict)
-        self.log_stream = _LogStream(self.output)
+        self.log_stream = LogStream(self.output)
         self.scheduler = Scheduler(limits.max_calls, self.verdict, report=self.output.print,
                                    memory=memory_message(limits.memory))
         self.budget = Budget(limits, self.verdict) if budget else None
@@ -293,6 +296,8 @@ class Execution:
         #: In-process only: in a worker, code the collector reaches between steps runs there,
         #: in the jail, as in CPython.
         self.run_token: object | None = guards.owner_token if budget else None
+        if self.run_token is not None and _collector_context not in gc.callbacks:
+            gc.callbacks.append(_collector_context)
         budget_ = self.budget
         # Per-run shims (time.sleep's deadline, pprint's log) follow this run, also in a session.
         self.shim_state = shims.context.state

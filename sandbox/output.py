@@ -14,9 +14,10 @@ and the warnings are always the host's own text.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 
-from .control import Verdict
+from .control import RunOverError, Verdict
 from .jsonvalue import escape_surrogates
 
 FLOOD_FACTOR = 4
@@ -63,6 +64,40 @@ def render_logs(printed: Sequence[str], dropped: int, unawaited: Sequence[tuple[
         lines.append(f"note: {pending} task{'' if pending == 1 else 's'} {were} still pending when the "
                      f"program ended and {were} cancelled")
     return lines
+
+
+class LogStream:
+    """What `sys.stdout` is while snippet code runs: stdlib code a snippet calls that prints
+    writes to the run's log instead, never to the host's stdout (an MCP stdio server's protocol
+    stream, in-process) or the worker's. `sys.stderr` stays: what goes there is the
+    interpreter's own (a warning names a host file and line, which must not reach the log)."""
+
+    __slots__ = ("_output",)
+
+    def __init__(self, output: Output) -> None:
+        self._output = output
+
+    def write(self, text: object) -> int:
+        plain = text if type(text) is str else str.__str__(str(text))
+        self._output.write(plain)
+        return len(plain)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def run_log() -> LogStream:
+    """Where host code that prints for a snippet writes: the log of the run whose step is
+    running (`sys.stdout` then). Outside every step (CPython runs a freed generator's `close`
+    when the collector gets to it, in the host) there is no run to print for, and it raises
+    `RunOverError` rather than write to the host's stdout."""
+    stream = sys.stdout
+    if type(stream) is not LogStream:
+        raise RunOverError() from None
+    return stream
 
 
 class Output:

@@ -31,11 +31,14 @@ targets are left out of the sample, and each has a strict xfail regression below
 
 from __future__ import annotations
 
+import contextlib
+import decimal
 import functools
 import gc
+import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,7 +177,7 @@ IMPORTS = (
     "import unicodedata, urllib.parse, uuid, zlib, zoneinfo\n"
 )
 
-DRIVER_SOURCE = '''
+RESOLVE_SOURCE = '''
 VALUES = dict(ZOO)
 VALUES.update(PLAIN)
 for label in HOST_VALUES:
@@ -193,6 +196,9 @@ def resolve(kind, root, path):
     for name in path:
         obj = getattr(obj, name)
     return obj
+'''
+
+CALL_SOURCE = '''
 OUT = []
 for key, kind, root, path, args, kwargs in PLANS:
     start = len(LOG)
@@ -209,6 +215,16 @@ for key, kind, root, path, args, kwargs in PLANS:
         OUT.append((key, 'raised', e, start, len(LOG)))
     else:
         OUT.append((key, 'ok', got, start, len(LOG)))
+'''
+DRIVER_SOURCE = RESOLVE_SOURCE + CALL_SOURCE
+#: The late sweep's driver: resolve each call, make none (`test_late_calls_change_nothing`).
+LATE_SOURCE = RESOLVE_SOURCE + '''
+OUT = []
+for key, kind, root, path, args, kwargs in PLANS:
+    try:
+        OUT.append((key, resolve(kind, root, path), [VALUES[n] for n in args], {k: VALUES[n] for k, n in kwargs}))
+    except Exception:
+        pass
 '''
 
 
@@ -259,9 +275,9 @@ HOST_VALUE_NAMES: tuple[str, ...] = (
 )
 
 
-def batch_source(plans: list[tuple[Any, ...]]) -> str:
+def batch_source(plans: list[tuple[Any, ...]], driver: str = DRIVER_SOURCE) -> str:
     return (
-        PRELUDE + _modules_source() + f"HOST_VALUES = {HOST_VALUES!r}\nPLANS = {plans!r}\n" + DRIVER_SOURCE
+        PRELUDE + _modules_source() + f"HOST_VALUES = {HOST_VALUES!r}\nPLANS = {plans!r}\n" + driver
         + "return {'OUT': OUT, 'LOG': LOG, 'REFUSED': REFUSED}\n"
     )
 
@@ -738,6 +754,87 @@ def test_boundary_fuzz_inprocess(group: str) -> None:
             TOTALS[k] += v
 
     sample()
+
+
+# -- late: what a run leaves, called by the collector after it ----------------------------------
+#: The arguments every target is called with late: nothing, plain values (`TextCalendar.prmonth`
+#: needs two small numbers), two zoo values and a callback.
+LATE_ARGUMENTS: tuple[tuple[str, ...], ...] = (
+    (), ("p:str",), ("p:1",), ("p:1", "p:2"), ("p:str", "p:str"), ("recorder",), ("everything",),
+    ("lying_str",),
+)
+LATE_BATCH = 250  # calls resolved per snippet (the snippet's source stays under the size limit)
+
+
+class _Late:
+    """A host object, alone in a cycle, whose finalizer makes one call a run left behind: the
+    collector makes it in the host, after the run and outside every step, as CPython calls a
+    `close` or `derive` a snippet stored where a freed generator or `except*` looks it up."""
+
+    def __init__(self, call: tuple[Any, ...], seen: list[str]) -> None:
+        self.call, self.seen, self.cycle = call, seen, self
+
+    def __del__(self) -> None:
+        key, fn, args, kwargs = self.call
+        out = sys.stdout
+        at = out.tell()
+        try:
+            got = fn(*args, **kwargs)
+            if isinstance(got, Coroutine):
+                got.close()  # never awaited, and no warning when it is freed
+            elif isinstance(got, Iterator):
+                for _ in range(3):
+                    next(got)
+        except BaseException:  # noqa: S110 - refusing is the expected outcome; effects are checked
+            pass
+        if out.tell() != at:
+            self.seen.append(f"{key}{self.call[2]}: wrote {out.getvalue()[at:at + 60]!r} to the host's stdout")
+
+
+@pytest.mark.parametrize("group", MODULE_GROUPS)
+def test_late_calls_change_nothing_the_host_sees(group: str) -> None:
+    """Every target, resolved inside a run and called after it by the collector with each of
+    `LATE_ARGUMENTS`: nothing is written to the host's stdout, the host's decimal context keeps
+    its settings and flags, and the shared-state fingerprint and the stdlib caches are as before.
+    Snippet code refuses there (`RunOverError`); this finds host code that acts anyway."""
+    targets = [t for t in all_targets()[group] if t.key not in _ROUTE_TARGETS]
+    if not targets:
+        pytest.skip(f"{group} exposes no callable")
+    plans = [_plan(t, args, (), n) for n, (t, args) in enumerate((t, a) for t in targets for a in LATE_ARGUMENTS)]
+    before = fingerprint()
+    saved = _class_dicts()
+    planted_before = {id(key) for _, key in bad_cache_keys()}
+    runs, calls = [], []
+    for i in range(0, len(plans), LATE_BATCH):
+        got, ex = run_snippet(batch_source(plans[i:i + LATE_BATCH], LATE_SOURCE))
+        runs.append(ex)
+        calls += got["OUT"]
+    assert len(calls) >= len(plans) // 2, "most targets resolve"
+    seen: list[str] = []
+    host = decimal.Context(prec=7)
+    outer = decimal.getcontext()
+    printed = io.StringIO()
+    decimal.setcontext(host)
+    try:
+        with contextlib.redirect_stdout(printed):
+            for call in calls:
+                _Late(call, seen)
+            gc.collect()
+        if decimal.getcontext() is not host:
+            seen.append(f"the host's decimal context was replaced by {decimal.getcontext()!r}")
+    finally:
+        decimal.setcontext(outer)
+    if host.prec != 7 or any(host.flags.values()):
+        seen.append(f"the host's decimal context changed: {host!r}")
+    changed = fingerprint_diff(before, fingerprint())
+    if changed:
+        _restore_classes(saved)
+    seen += [f"shared state changed: {where}" for where in changed]
+    planted = [(w, k) for w, k in bad_cache_keys() if id(k) not in planted_before]
+    if planted:
+        clear_stdlib_caches()
+    seen += [f"cache {where} holds a {type(k).__qualname__} key" for where, k in planted]
+    assert not seen, f"{len(calls)} late calls; what they did:\n  " + "\n  ".join(dict.fromkeys(seen))
 
 
 #: The full sweep's fillers: the plain values put before a zoo value to move it to the second

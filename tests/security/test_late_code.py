@@ -706,3 +706,102 @@ return decimal.getcontext().prec
         gc.enable()
     assert result.ok and result.value == 28, result
     assert seen and set(seen) == {28}, sorted(set(seen))
+
+
+#: What a snippet leaves for CPython to call by name, late, where no tick or forwarder stands:
+#: `close` on what a stdlib generator delegates to, and `derive` on an exception group. Each
+#: holds a C `functools.partial` over `next` of a lazy C iterator (`PAYLOADS`).
+BY_NAME = {
+    "heapq.merge closes its iterator": """
+class It:
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return 1
+it = It()
+it.close = functools.partial(next, later)
+x = heapq.merge(it)
+next(x)
+next(x)  # suspended in the stdlib generator's `yield from it`
+""",
+    "KeysView closes its mapping's iterator": """
+class It:
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return "k"
+it = It()
+it.close = functools.partial(next, later)
+class M(typing.Mapping):
+    def __getitem__(self, k):
+        return 1
+    def __len__(self):
+        return 1
+    def __iter__(self):
+        return it
+x = iter(M().keys())
+next(x)
+""",
+    "except* derives the rest of a group": """
+ve, te = ValueError(1), TypeError(2)
+class EG(ExceptionGroup):
+    pass
+EG.derive = functools.partial(next, itertools.chain([EG("m", [ve]), EG("r", [te])], later))
+def g():
+    try:
+        raise EG("x", [ve, te])
+    except* ValueError:
+        yield 1
+x = g()
+next(x)
+""",
+}
+PAYLOADS = {
+    "prints": "later = itertools.starmap(calendar.TextCalendar().prmonth, [(2024, 2)] * 5)",
+    "flags decimal": "later = itertools.starmap(decimal.Decimal.sqrt, [(decimal.Decimal(2),)] * 5)",
+}
+#: The host's own decimal context while the collector frees the run's objects.
+HOST_DECIMAL_AFTER_GC = """
+import contextlib, decimal, gc, io, typing
+gc.disable()  # before the run: nothing is collected until this collects it, after the run
+host = decimal.Context(prec=7)
+decimal.setcontext(host)
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    gc.collect()
+state = [repr(typing.Optional[int]), printed.getvalue(), decimal.getcontext() is host, host.prec,
+         sorted(s.__name__ for s, on in host.flags.items() if on)]
+"""
+
+
+@pytest.mark.parametrize("payload", PAYLOADS.values(), ids=PAYLOADS.keys())
+@pytest.mark.parametrize("route", BY_NAME.values(), ids=BY_NAME.keys())
+def test_what_cpython_calls_by_name_late_reaches_nothing_of_the_hosts(isolated, route, payload):
+    """A review left C code where CPython calls it by name once the collector frees a generator,
+    after the run: a stdlib generator's `close` of its delegate, `except*`'s `derive`. No tick
+    sees that code, so what it reaches must be harmless outside a step: `TextCalendar`'s `pr*`
+    methods write to the run's log only in a step (`output.run_log`), and a collection outside
+    every step gives what it finalizes a decimal context of its own."""
+    code = "import calendar, decimal, functools, heapq, itertools, typing\n" + payload + "\n" + route
+    report = isolated(code + "keep = [x]\nkeep.append(keep)\nreturn 'ok'\n", HOST_DECIMAL_AFTER_GC)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == ["typing.Optional[int]", "", True, 7, []], report
+    assert report["next"]["value"] == "[1]", report
+
+
+async def test_text_calendars_print_to_the_runs_log(sb):
+    code = """
+import calendar
+class Mine(calendar.TextCalendar):
+    pass
+calendar.TextCalendar().prweek([(1, 0), (2, 1)], 2)
+print()
+Mine(6).prmonth(2024, 2)
+calendar.TextCalendar().pryear(2024)
+return [type(Mine()).__mro__[1].__module__, calendar.TextCalendar.__name__]
+"""
+    for backend in ("worker", "inprocess"):
+        result = await sb.run(code, backend=backend)
+        assert result.value == ["calendar", "TextCalendar"], result
+        assert result.logs[:3] == [" 1  2", "   February 2024", "Su Mo Tu We Th Fr Sa"], result
+        assert len(result.logs) > 40 and "December" in "\n".join(result.logs), result
