@@ -303,10 +303,35 @@ def _public_methods(klass: type) -> list[str]:
     return names
 
 
+#: Data-model methods CPython or the host may call late, on what a run left (the unraisable
+#: hook's `repr()`, a cache's hash and compare, a freed generator's `with` exit): the late-call
+#: sweep adds them, where a class has its own (not `object`'s), to its public methods.
+LATE_DUNDERS: tuple[str, ...] = (
+    "__repr__", "__str__", "__format__", "__hash__", "__eq__", "__lt__", "__bool__", "__len__",
+    "__iter__", "__next__", "__contains__", "__getitem__", "__call__", "__enter__", "__exit__",
+    "__del__", "__index__", "__float__",
+)
+
+
+def _late_dunders(klass: type) -> list[str]:
+    names = []
+    for name in LATE_DUNDERS:
+        for base in type.__getattribute__(klass, "__mro__"):
+            if name in type.__getattribute__(base, "__dict__"):
+                if base is not object:
+                    names.append(name)
+                break
+    return names
+
+
 @functools.cache
-def all_targets() -> dict[str, list[Target]]:
+def all_targets(late: bool = False) -> dict[str, list[Target]]:
     """Every entry point, by shim module ("builtins" for the run's builtins, "instances" for
-    methods of the objects in `INSTANCE_MAKERS`)."""
+    methods of the objects in `INSTANCE_MAKERS`); `late`: with the classes' `LATE_DUNDERS` too."""
+
+    def methods(klass: type) -> list[str]:
+        return _public_methods(klass) + (_late_dunders(klass) if late else [])
+
     ex = Execution("return 1", ["f"], sandbox.Limits())
     importer = ex.globals["__builtins__"]["__import__"]
     by_module: dict[str, list[Target]] = {}
@@ -319,7 +344,7 @@ def all_targets() -> dict[str, list[Target]]:
             if callable(value):
                 found.append(Target(f"{mod}.{name}", "fn", mod, (name,), mod))
             if isinstance(value, type):
-                for meth in _public_methods(value):
+                for meth in methods(value):
                     found.append(Target(f"{mod}.{name}.{meth}", "fn", mod, (name, meth), mod))
         by_module[mod] = found
     builtin: list[Target] = []
@@ -328,14 +353,14 @@ def all_targets() -> dict[str, list[Target]]:
         builtin.append(Target(f"builtins.{name}", "fn", "builtins", (name,), "builtins"))
         value = b[name]
         if isinstance(value, type) and not issubclass(value, BaseException):
-            for meth in _public_methods(value):
+            for meth in methods(value):
                 builtin.append(
                     Target(f"builtins.{name}.{meth}", "fn", "builtins", (name, meth), "builtins")
                 )
     by_module["builtins"] = builtin
     inst: list[Target] = []
     for label, obj in sorted(_instances().items()):
-        for meth in _public_methods(type(obj)):
+        for meth in methods(type(obj)):
             inst.append(Target(f"<{label}>.{meth}", "inst", label, (meth,), "instances"))
     by_module["instances"] = inst
     return {m: [t for t in ts if t.key not in SKIPPED] for m, ts in by_module.items()}
@@ -793,11 +818,11 @@ class _Late:
 
 @pytest.mark.parametrize("group", MODULE_GROUPS)
 def test_late_calls_change_nothing_the_host_sees(group: str) -> None:
-    """Every target, resolved inside a run and called after it by the collector with each of
-    `LATE_ARGUMENTS`: nothing is written to the host's stdout, the host's decimal context keeps
+    """Every target and the `LATE_DUNDERS` of every class, resolved inside a run and called after
+    it by the collector with each of `LATE_ARGUMENTS`: nothing is written to the host's stdout, the host's decimal context keeps
     its settings and flags, and the shared-state fingerprint and the stdlib caches are as before.
     Snippet code refuses there (`RunOverError`); this finds host code that acts anyway."""
-    targets = [t for t in all_targets()[group] if t.key not in _ROUTE_TARGETS]
+    targets = [t for t in all_targets(late=True)[group] if t.key not in _ROUTE_TARGETS]
     if not targets:
         pytest.skip(f"{group} exposes no callable")
     plans = [_plan(t, args, (), n) for n, (t, args) in enumerate((t, a) for t in targets for a in LATE_ARGUMENTS)]
