@@ -171,10 +171,29 @@ class Budget:
             yield item
 
 
-class _Collecting(threading.local):
-    """The decimal context a collection outside every step put aside (`_collector_context`)."""
+class Releasing:
+    """`with Releasing():` around host code that lets go of a run's objects outside its steps
+    (the in-process clean-up clears the stdlib caches and puts the shared state back), and
+    around a collection that starts outside every step (`_collector_context`): what that frees
+    runs with a decimal context of its own, never the thread's. A run's object freed there (a
+    generator whose delegate's `close` is a `functools.partial` over `Decimal.sqrt`, kept by
+    `typing`'s cache or left to the collector) flagged the host's context."""
 
-    saved: decimal.Context | None = None
+    __slots__ = ("saved",)
+
+    def __enter__(self) -> None:
+        self.saved = decimal.getcontext()
+        decimal.setcontext(decimal.Context())
+
+    def __exit__(self, *exc: object) -> bool:
+        decimal.setcontext(self.saved)
+        return False
+
+
+class _Collecting(threading.local):
+    """What a collection that started outside every step entered (`_collector_context`)."""
+
+    releasing: Releasing | None = None
 
 
 _COLLECTING = _Collecting()
@@ -182,19 +201,17 @@ _COLLECTING = _Collecting()
 
 def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     """A `gc.callbacks` hook, added by the first in-process run: a collection that starts outside
-    every step gives what it finalizes a decimal context of its own, and puts the thread's back
-    when it stops. What a run leaves to the collector (a `functools.partial` over `Decimal.sqrt`
-    where a freed generator calls `close`) runs in the host, on whatever thread allocated, and
-    C decimal code reads and flags that thread's context: the late-call fuzz set the host's
-    `Inexact` flag so. CPython promises a finalizer no particular thread, so host finalizers
-    lose nothing they could count on."""
+    every step runs its finalizers in `Releasing`. What a run leaves to the collector runs in
+    the host, on whatever thread allocated, and C decimal code reads and flags that thread's
+    context. CPython promises a finalizer no particular thread, so host finalizers lose nothing
+    they could count on."""
     if phase == "start":
         if STEPPING.run is None:
-            _COLLECTING.saved = decimal.getcontext()
-            decimal.setcontext(decimal.Context())
-    elif _COLLECTING.saved is not None:
-        saved, _COLLECTING.saved = _COLLECTING.saved, None
-        decimal.setcontext(saved)
+            releasing = _COLLECTING.releasing = Releasing()
+            releasing.__enter__()
+    elif (releasing := _COLLECTING.releasing) is not None:
+        _COLLECTING.releasing = None
+        releasing.__exit__()
 
 
 class _RunContext:

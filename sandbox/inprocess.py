@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import anyio
 
 from .control import RunController, RunStopped, cancel_on, interruption
-from .execution import Execution, syntax_result
+from .execution import Execution, Releasing, syntax_result
 from .host import Bindings, CallScope, escaped_inputs, invoke
 from .limits import Limits, wall_time_message
 from .policy import PolicyError
@@ -100,10 +100,11 @@ def _after_run(execution: Execution, state: SessionState | None) -> None:
             if state is not None:
                 state.leave()
         finally:
-            try:
-                _clear_shared_caches()
-            finally:
-                execution.shims.restore_shared()
+            with Releasing():  # what the caches and the put-back let go of is the run's, late
+                try:
+                    _clear_shared_caches()
+                finally:
+                    execution.shims.restore_shared()
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,

@@ -764,13 +764,14 @@ PAYLOADS = {
 HOST_DECIMAL_AFTER_GC = """
 import contextlib, decimal, gc, io, typing
 gc.disable()  # before the run: nothing is collected until this collects it, after the run
+flagged = sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on)  # by the run
 host = decimal.Context(prec=7)
 decimal.setcontext(host)
 printed = io.StringIO()
 with contextlib.redirect_stdout(printed):
     gc.collect()
 state = [repr(typing.Optional[int]), printed.getvalue(), decimal.getcontext() is host, host.prec,
-         sorted(s.__name__ for s, on in host.flags.items() if on)]
+         sorted(s.__name__ for s, on in host.flags.items() if on), flagged]
 """
 
 
@@ -785,7 +786,29 @@ def test_what_cpython_calls_by_name_late_reaches_nothing_of_the_hosts(isolated, 
     code = "import calendar, decimal, functools, heapq, itertools, typing\n" + payload + "\n" + route
     report = isolated(code + "keep = [x]\nkeep.append(keep)\nreturn 'ok'\n", HOST_DECIMAL_AFTER_GC)
     assert report["result"]["value"] == "ok", report
-    assert report["before"] == report["after"] == ["typing.Optional[int]", "", True, 7, []], report
+    assert report["before"] == report["after"] == ["typing.Optional[int]", "", True, 7, [], []], report
+    assert report["next"]["value"] == "[1]", report
+
+
+@pytest.mark.parametrize("payload", PAYLOADS.values(), ids=PAYLOADS.keys())
+def test_what_the_clean_up_lets_go_of_reaches_nothing_of_the_hosts(isolated, payload):
+    """The in-process clean-up clears `typing`'s cache after the seal, outside every step: an
+    object a snippet left there (no cycle, so no collection) is freed right then, and a review's
+    closed a generator whose delegate's `close` flagged the host thread's decimal context. What
+    the clean-up lets go of runs with a decimal context of its own (`execution.Releasing`)."""
+    route = BY_NAME["heapq.merge closes its iterator"] + """
+class H:
+    def __call__(self):
+        pass
+h = H()
+h.x = x
+typing.List[h]
+del h, x
+"""
+    code = "import calendar, decimal, functools, heapq, itertools, typing\n" + payload + "\n" + route
+    report = isolated(code + "return 'ok'\n", HOST_DECIMAL_AFTER_GC)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == ["typing.Optional[int]", "", True, 7, [], []], report
     assert report["next"]["value"] == "[1]", report
 
 
