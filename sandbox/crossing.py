@@ -45,6 +45,7 @@ from typing import Any
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from .control import RunOverError
+from .enum_maps import PlainKeyedMap, keep_plain_keys
 from .jsonvalue import type_name
 from .policy import DATA_MODEL_METHODS, EXIT_METHODS, OPERAND_METHODS, READABLE_PRIVATE
 from .raised import mark_raised
@@ -1460,6 +1461,13 @@ _CLASS_BOOKKEEPING = frozenset({"__annotations__", "__dataclass_fields__", "__da
                                 "__match_args__", "__doc__", "__module__", "__qualname__"})
 
 
+def _record_kind(obj: Any) -> type:
+    """How `_Record` and `_Probe` treat `obj`: by its type, and a shared enum's `PlainKeyedMap`
+    as the `dict` it is (its items, its version tag)."""
+    kind = type(obj)
+    return dict if kind is PlainKeyedMap else kind
+
+
 class _Record:
     """The pristine state of one shared object whose state CPython cannot make read-only: a
     function's writable attributes, an instance's `__dict__` and `__slots__`, a container's
@@ -1469,7 +1477,7 @@ class _Record:
     __slots__ = ("obj", "state", "items", "slots")
 
     def __init__(self, obj: Any) -> None:
-        kind = type(obj)
+        kind = _record_kind(obj)
         self.obj = obj
         self.state: tuple[Any, ...] = ()
         self.slots: tuple[tuple[Any, Any], ...] = ()
@@ -1512,7 +1520,7 @@ class _Record:
 
     def values(self) -> list[Any]:
         """What the recorded state holds (for the walk)."""
-        kind = type(self.obj)
+        kind = _record_kind(self.obj)
         if kind is dict:
             return list(self.items.values())
         if kind is list:
@@ -1528,7 +1536,7 @@ class _Record:
 
     def changed(self) -> bool:
         obj = self.obj
-        kind = type(obj)
+        kind = _record_kind(obj)
         if kind is dict:
             return not _same_items(obj, self.items)
         if kind is list:
@@ -1561,7 +1569,7 @@ class _Record:
 
     def restore(self) -> None:
         obj = self.obj
-        kind = type(obj)
+        kind = _record_kind(obj)
         if kind is dict or kind is set:
             obj.clear()
             obj.update(self.items if kind is dict else self.items[0])
@@ -1627,7 +1635,7 @@ class _Probe:
         holders: list[_Record] = []
         others: list[_Record] = []
         for record in records:
-            obj, kind = record.obj, type(record.obj)
+            obj, kind = record.obj, _record_kind(record.obj)
             if kind is list:
                 lists.append((obj, record.items))
             elif kind is dict and _DICT_WORDS:
@@ -1939,7 +1947,7 @@ class SharedState:
                 record = self.records[id(value)] = _Record(value)
             found.append(record)
             pending.append(kind)
-            if kind in (dict, list, set):
+            if _record_kind(value) in (dict, list, set):
                 pending.extend(record.values())
                 continue
             if kind is types.FunctionType or kind is types.BuiltinFunctionType:
@@ -1968,6 +1976,7 @@ class SharedState:
 
     def _freeze_class(self, cls: type, pending: list[Any]) -> None:
         if cls not in self.frozen:
+            keep_plain_keys(cls)
             make_immutable(cls)
             self.frozen.add(cls)
         pending.extend(type.__getattribute__(cls, "__mro__")[1:])

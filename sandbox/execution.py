@@ -8,6 +8,7 @@ source lines and no host frame.
 
 from __future__ import annotations
 
+import contextvars
 import decimal
 import gc
 import sys
@@ -24,7 +25,7 @@ from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
 from .namespace import check_call_size, make_namespace
-from .output import MAX_AWAIT_WARNINGS, LogStream, Output, render_logs
+from .output import LOG_GATE, MAX_AWAIT_WARNINGS, LogStream, Output, render_logs
 from .policy import (
     ENTRY_POINT,
     FILENAME,
@@ -172,12 +173,10 @@ class Budget:
 
 
 class Releasing:
-    """`with Releasing():` around host code that lets go of a run's objects outside its steps
-    (the in-process clean-up clears the stdlib caches and puts the shared state back), and
-    around a collection that starts outside every step (`_collector_context`): what that frees
-    runs with a decimal context of its own, never the thread's. A run's object freed there (a
-    generator whose delegate's `close` is a `functools.partial` over `Decimal.sqrt`, kept by
-    `typing`'s cache or left to the collector) flagged the host's context."""
+    """`with Releasing():` around the in-process clean-up, which lets go of what the stdlib
+    caches and the shared state kept of a run, outside its steps: what that frees (a generator
+    whose delegate's `close` is a `functools.partial` over `Decimal.sqrt`, kept by `typing`'s
+    cache) runs with a decimal context of its own, never the host thread's, which it flagged."""
 
     __slots__ = ("saved",)
 
@@ -190,28 +189,52 @@ class Releasing:
         return False
 
 
-class _Collecting(threading.local):
-    """What a collection that started outside every step entered (`_collector_context`)."""
+def _decimal_variable() -> contextvars.ContextVar[Any] | None:
+    """The context variable the C `decimal` module keeps the thread's context in (private to
+    it; found once by its name), to read the context without making one."""
+    decimal.getcontext()
+    return next((var for var in contextvars.copy_context() if var.name == "decimal_context"), None)
 
-    releasing: Releasing | None = None
+
+class _Collection:
+    """What the garbage collection running now put aside (`_collector_context`); collections
+    never overlap (CPython skips one that would start while another runs, callbacks and all)."""
+
+    __slots__ = ("context", "flags")
+
+    def __init__(self) -> None:
+        self.context: decimal.Context | None = None
+        self.flags: dict[Any, bool] | None = None
 
 
-_COLLECTING = _Collecting()
+_COLLECTION = _Collection()
+_DECIMAL = _decimal_variable()
 
 
 def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
-    """A `gc.callbacks` hook, added by the first in-process run: a collection that starts outside
-    every step runs its finalizers in `Releasing`. What a run leaves to the collector runs in
-    the host, on whatever thread allocated, and C decimal code reads and flags that thread's
-    context. CPython promises a finalizer no particular thread, so host finalizers lose nothing
-    they could count on."""
+    """A `gc.callbacks` hook, added by the first in-process run. What a run leaves to the
+    collector (a `functools.partial` where a freed generator calls `close`) is C code no tick
+    sees, and runs in the host or inside another run's step (a full collection a later run's
+    allocations start frees what an earlier run left in cycles). While a collection runs,
+    `output.run_log` refuses (a review's wrote an earlier run's calendars into a later run's
+    log until that run hit its output limit), and the flags of the thread's decimal context,
+    the host's or a run's, are put back when it stops (`Decimal.sqrt` there flagged both).
+    Nothing here sets a context variable: a collection can start inside one being set, and
+    setting another then frees what the first is still reading (CPython crashed so)."""
+    collection = _COLLECTION
     if phase == "start":
-        if STEPPING.run is None:
-            releasing = _COLLECTING.releasing = Releasing()
-            releasing.__enter__()
-    elif (releasing := _COLLECTING.releasing) is not None:
-        _COLLECTING.releasing = None
-        releasing.__exit__()
+        LOG_GATE.collecting = True
+        context = None if _DECIMAL is None else _DECIMAL.get(None)
+        if context is not None:
+            collection.context, collection.flags = context, context.flags.copy()
+        return
+    LOG_GATE.collecting = False
+    context, flags = collection.context, collection.flags
+    if context is not None and flags is not None:
+        collection.context = collection.flags = None
+        if context.flags.copy() != flags:
+            for signal, on in flags.items():
+                context.flags[signal] = on
 
 
 class _RunContext:

@@ -9,7 +9,6 @@ Use the worker backend for anything a model wrote.
 
 from __future__ import annotations
 
-import enum
 import math
 import sys
 import time
@@ -19,6 +18,7 @@ from collections.abc import Mapping
 import anyio
 
 from .control import RunController, RunStopped, cancel_on, interruption
+from .enum_maps import ENUM_VALUE_MAPS
 from .execution import Execution, Releasing, syntax_result
 from .host import Bindings, CallScope, escaped_inputs, invoke
 from .limits import Limits, wall_time_message
@@ -100,7 +100,7 @@ def _after_run(execution: Execution, state: SessionState | None) -> None:
             if state is not None:
                 state.leave()
         finally:
-            with Releasing():  # what the caches and the put-back let go of is the run's, late
+            with Releasing():  # what the caches and the put-back let go of is the run's
                 try:
                     _clear_shared_caches()
                 finally:
@@ -199,90 +199,6 @@ def _clear_shared_caches() -> None:
     if strptime is not None:
         with strptime._cache_lock:  # type: ignore[attr-defined]
             strptime._regex_cache.clear()  # type: ignore[attr-defined]
-    _enum_value_maps.drop_foreign()
+    ENUM_VALUE_MAPS.drop_foreign()
 
 
-#: The value types a host enum's value-to-member map is keyed on; anything else in it was put
-#: there by a run (a flag class called with a snippet's lying `int` subclass caches a pseudo
-#: member under that object, `type(re.I)(x)` for example).
-_PLAIN_VALUES = frozenset({int, str, bytes, float, bool, type(None)})
-
-
-#: Items a key may hold, nested ones included, for `_plain_key` to look at before it calls the
-#: key not plain (a host enum's values are a few scalars or short tuples).
-_KEY_ITEMS = 256
-
-
-def _plain_key(key: object) -> bool:
-    """A key hashing and comparing runs no snippet code: a plain scalar, or an exact tuple or
-    frozenset of plain keys (read through the base types' own iterators), walked with a stack
-    and at most `_KEY_ITEMS` items. A tuple holding a snippet object hashes it: the clean-up
-    once ran a sealed run's `__hash__` that way, whose stop then escaped into the host on every
-    later run; a tuple nested 3,000 deep once overflowed the host's stack there."""
-    pending = [key]
-    budget = _KEY_ITEMS
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind in _PLAIN_VALUES:
-            continue
-        if kind is tuple:
-            items: typing.Any = tuple.__iter__(item)  # type: ignore[arg-type]
-        elif kind is frozenset:
-            items = frozenset.__iter__(item)  # type: ignore[arg-type]
-        else:
-            return False
-        for inner in items:
-            budget -= 1
-            if budget < 0:
-                return False
-            pending.append(inner)
-    return True
-
-
-#: The enum types a stdlib enum class derives from directly; a new direct subclass of one of
-#: them (a module defining enums, or a snippet's own) makes the next check walk every class.
-_ENUM_BASES = (enum.Enum, enum.IntEnum, enum.StrEnum, enum.Flag, enum.IntFlag, enum.ReprEnum)
-
-
-class _EnumValueMaps:
-    """Every enum class's value-to-member map, and how many keys each held after the last run.
-
-    Walking all enum classes after every in-process run cost a quarter of a `return 1` run. A
-    run can add a key to a map (a flag class called with a snippet's lying `int` subclass caches
-    a pseudo member under it) but never remove one, so a map whose length is unchanged gained
-    no key. The maps are found again by a walk only when a class may have appeared: a module was
-    imported, or an enum base type has another direct subclass.
-    """
-
-    def __init__(self) -> None:
-        self.signature: tuple[int, ...] = ()
-        self.maps: list[dict[object, object]] = []
-        self.lengths: list[int] = []
-
-    def _signature(self) -> tuple[int, ...]:
-        return (len(sys.modules), *map(len, map(type.__subclasses__, _ENUM_BASES)))
-
-    def drop_foreign(self) -> None:
-        """Remove the keys a run added that are not plain values, so a lying object cannot
-        answer the host's later `RegexFlag(...)` lookups."""
-        signature = self._signature()
-        if signature == self.signature and list(map(len, self.maps)) == self.lengths:
-            return
-        maps = []
-        pending = [enum.Enum]
-        while pending:
-            cls = pending.pop()
-            pending.extend(type.__subclasses__(cls))
-            members = cls.__dict__.get("_value2member_map_")
-            if isinstance(members, dict):
-                maps.append(members)
-                if not all(map(_plain_key, members)):
-                    # Rebuilt, not popped: popping hashes the snippet's key, which runs its code.
-                    kept = {k: v for k, v in members.items() if _plain_key(k)}
-                    members.clear()
-                    members.update(kept)
-        self.signature, self.maps, self.lengths = signature, maps, list(map(len, maps))
-
-
-_enum_value_maps = _EnumValueMaps()

@@ -89,13 +89,26 @@ class LogStream:
         return False
 
 
+class _LogGate:
+    """Whether a garbage collection is running (`execution._collector_context` says so)."""
+
+    __slots__ = ("collecting",)
+
+    def __init__(self) -> None:
+        self.collecting = False
+
+
+LOG_GATE = _LogGate()
+
+
 def run_log() -> LogStream:
     """Where host code that prints for a snippet writes: the log of the run whose step is
     running (`sys.stdout` then). Outside every step (CPython runs a freed generator's `close`
     when the collector gets to it, in the host) there is no run to print for, and it raises
-    `RunOverError` rather than write to the host's stdout."""
+    `RunOverError` rather than write to the host's stdout; so it does while a collection runs,
+    inside a step too, since what the collector frees may be another run's."""
     stream = sys.stdout
-    if type(stream) is not LogStream:
+    if type(stream) is not LogStream or LOG_GATE.collecting:
         raise RunOverError() from None
     return stream
 

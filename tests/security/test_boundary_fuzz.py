@@ -134,6 +134,7 @@ INSTANCE_MAKERS = {
     'urllib.parse.urlsplit': lambda: urllib.parse.urlsplit('http://h/p?a=1'),
     'enum.Enum': lambda: MyEnum.A,
     'enum.Flag': lambda: MyFlag.A,
+    're.RegexFlag': lambda: re.I,
     'asyncio.Lock': lambda: asyncio.Lock(),
     'asyncio.Event': lambda: asyncio.Event(),
     'asyncio.Semaphore': lambda: asyncio.Semaphore(2),
@@ -219,6 +220,12 @@ for key, kind, root, path, args, kwargs in PLANS:
 DRIVER_SOURCE = RESOLVE_SOURCE + CALL_SOURCE
 #: The late sweep's driver: resolve each call, make none (`test_late_calls_change_nothing`).
 LATE_SOURCE = RESOLVE_SOURCE + '''
+class QuietInt(int):
+    pass
+class QuietStr(str):
+    pass
+VALUES['quiet_int'] = QuietInt(338)  # no method of its own: no code runs to hash or compare it
+VALUES['quiet_str'] = QuietStr('a')
 OUT = []
 for key, kind, root, path, args, kwargs in PLANS:
     try:
@@ -360,6 +367,8 @@ def all_targets(late: bool = False) -> dict[str, list[Target]]:
     by_module["builtins"] = builtin
     inst: list[Target] = []
     for label, obj in sorted(_instances().items()):
+        if late:  # the instance's class, called (`type(re.I)(x)` makes a flag)
+            inst.append(Target(f"type(<{label}>)", "inst", label, ("__class__",), "instances"))
         for meth in methods(type(obj)):
             inst.append(Target(f"<{label}>.{meth}", "inst", label, (meth,), "instances"))
     by_module["instances"] = inst
@@ -783,10 +792,12 @@ def test_boundary_fuzz_inprocess(group: str) -> None:
 
 # -- late: what a run leaves, called by the collector after it ----------------------------------
 #: The arguments every target is called with late: nothing, plain values (`TextCalendar.prmonth`
-#: needs two small numbers), two zoo values and a callback.
+#: needs two small numbers), two zoo values, a callback, and `int`/`str` subclasses with no
+#: method of their own (`LATE_SOURCE`), which no tick or forwarder sees as a table's key
+#: (`type(re.I)(x)` kept one in a shared enum's value map).
 LATE_ARGUMENTS: tuple[tuple[str, ...], ...] = (
     (), ("p:str",), ("p:1",), ("p:1", "p:2"), ("p:str", "p:str"), ("recorder",), ("everything",),
-    ("lying_str",),
+    ("lying_str",), ("quiet_int",), ("quiet_str",),
 )
 LATE_BATCH = 250  # calls resolved per snippet (the snippet's source stays under the size limit)
 

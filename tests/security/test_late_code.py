@@ -828,3 +828,94 @@ return [type(Mine()).__mro__[1].__module__, calendar.TextCalendar.__name__]
         assert result.value == ["calendar", "TextCalendar"], result
         assert result.logs[:3] == [" 1  2", "   February 2024", "Su Mo Tu We Th Fr Sa"], result
         assert len(result.logs) > 40 and "December" in "\n".join(result.logs), result
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the refusal, reported
+@pytest.mark.parametrize("payload", PAYLOADS.values(), ids=PAYLOADS.keys())
+async def test_what_an_earlier_run_left_finds_nothing_of_a_later_runs_step(payload):
+    """A review's run left a cycle that only a full collection frees; a later, unrelated run's
+    allocations started that collection inside its own step, where the earlier run's `close`
+    wrote calendars into the later run's log (until it hit its output limit) and flagged the
+    later run's decimal context. Every collection runs what it frees with a decimal context of
+    its own and no run's log as `sys.stdout` (`execution.Releasing`), inside a step too."""
+    from sandbox.execution import Execution
+
+    code = "import calendar, decimal, functools, heapq, itertools, typing\n" + payload + "\n"
+    code += BY_NAME["heapq.merge closes its iterator"] + "keep = [x]\nkeep.append(keep)\nreturn 'ok'\n"
+    gc.collect()
+    gc.disable()  # the cycle outlives the run, as an old generation's would
+    try:
+        first = await sandbox.run(code, backend="inprocess")
+        assert first.value == "ok", first
+        later = Execution("return 1", [], sandbox.Limits(), budget=True)
+        later.start()
+        with later.run_context():
+            gc.collect()  # the collection the later run's own allocations would start
+        later.step()
+        result = later.result()
+    finally:
+        gc.enable()
+    assert result.value == 1 and result.logs == [] and result.error is None, result
+    assert not any(later.decimal_context.flags.values()), later.decimal_context
+
+
+def test_a_snippet_int_subclass_never_keys_a_shared_enum_map(isolated):
+    """`type(re.I)(x)` with a snippet's `int` subclass: `Flag._missing_` caches a pseudo member
+    under `x` in the class's value map, which the host shares. The clean-up dropped it after the
+    run, but a review made the call late, from a freed generator, and the host's own
+    `re.RegexFlag(90)` then handed back the dead run's object. The shared enums' maps keep
+    plain keys only (`enum_maps.PlainKeyedMap`), whenever the call comes."""
+    code = """
+import functools, heapq, itertools, re
+class I(int):
+    pass
+flag = type(re.I)(I(2 | 8))  # in the run: the flag is made, and works
+made = [type(flag.value).__name__, flag == re.I | re.M]
+later = itertools.starmap(type(re.I), [(I(2 | 16 | 64),)])
+""" + BY_NAME["heapq.merge closes its iterator"] + "keep = [x]\nkeep.append(keep)\nreturn made\n"
+    check = """
+import gc, re
+gc.disable()  # before the run: nothing is collected until this collects it, after the run
+gc.collect()
+state = sorted({type(k).__name__ for k in re.RegexFlag._value2member_map_})
+"""
+    report = isolated(code, check)
+    assert report["result"]["value"] == ["I", True], report
+    assert report["before"] == report["after"] == ["int"], report
+    assert report["next"]["value"] == "[1]", report
+
+
+CONTEXT_CHURN = """
+import contextvars, decimal, gc, sys
+sys.path.insert(0, {root!r})
+import sandbox
+from sandbox.execution import Execution
+Execution("return 1", [], sandbox.Limits(), budget=True)  # adds the collector hook
+gc.set_threshold(1)  # a collection at nearly every allocation, inside context variable sets too
+variables = [contextvars.ContextVar(f"v{{i}}") for i in range(50)]
+junk = []
+for n in range(20000):
+    for variable in variables[: n % 50 + 1]:
+        variable.set([n])
+    decimal.setcontext(decimal.Context(prec=n % 20 + 1))
+    junk.append([[]])
+    junk[-1][0].append(junk[-1])
+    if len(junk) > 100:
+        junk.clear()
+print("survived")
+"""
+
+
+def test_the_collector_hook_sets_no_context_variable():
+    """A first version of the collector hook swapped the thread's decimal context, a context
+    variable: a collection that started while another variable was being set (an allocation
+    inside `ContextVar.set`) had the hook replace the very table the set was still reading, and
+    CPython crashed. The hook only reads the context and puts its flags back."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-c", CONTEXT_CHURN.format(root=root)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "survived", (done.returncode, done.stderr[-2000:])

@@ -392,6 +392,7 @@ PUT_BACK_C_FIELDS = {
                  "__doc__", "__module__"},
     "staticmethod": {"__init__"}, "classmethod": {"__init__"},
     "dict": {"__init__"}, "list": {"__init__"}, "set": {"__init__"},
+    "PlainKeyedMap": {"__init__"},  # a shared enum's value map: recorded and put back as a dict
     "property": {"__doc__", "__init__", "__set_name__"},
     "_tuplegetter": {"__doc__"},
     "cell": {"cell_contents"},

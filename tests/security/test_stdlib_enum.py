@@ -320,7 +320,7 @@ def test_the_in_process_clean_up_finds_a_planted_value_without_walking_again() -
     """After every in-process run the clean-up compares each enum map's length with the one it
     remembered and walks the enum classes again only when one grew or a class may have
     appeared: a lying key planted between two checks is still dropped."""
-    from sandbox.inprocess import _EnumValueMaps
+    from sandbox.enum_maps import EnumValueMaps
 
     class Perm(enum.Flag):
         R = 1
@@ -333,7 +333,7 @@ def test_the_in_process_clean_up_finds_a_planted_value_without_walking_again() -
         def __eq__(self, other: object) -> bool:
             return other is self or other == 3
 
-    maps = _EnumValueMaps()
+    maps = EnumValueMaps()
     maps.drop_foreign()
     walked = maps.maps
     maps.drop_foreign()
