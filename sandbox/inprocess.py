@@ -92,8 +92,11 @@ def _after_run(execution: Execution, state: SessionState | None) -> None:
     shared state put back. A step that raised would otherwise skip the put-back, for the host
     and every later run."""
     try:
-        with execution.run_context():
-            execution.scheduler.close(reraise=False)
+        if execution.scheduler.tasks:
+            with execution.run_context():
+                execution.scheduler.close(reraise=False)
+        else:
+            execution.scheduler.close(reraise=False)  # closed already (the fast path): runs no code
     finally:
         try:
             execution.seal()
