@@ -173,10 +173,13 @@ class Budget:
 
 
 class Releasing:
-    """`with Releasing():` around the in-process clean-up, which lets go of what the stdlib
-    caches and the shared state kept of a run, outside its steps: what that frees (a generator
-    whose delegate's `close` is a `functools.partial` over `Decimal.sqrt`, kept by `typing`'s
-    cache) runs with a decimal context of its own, never the host thread's, which it flagged."""
+    """`with Releasing():` where the host lets go of a run's objects outside its steps: the end
+    of an in-process run (the clean-up drops what the stdlib caches and the shared state kept of
+    it, then the run's own records go) and of an in-process session. What that frees (a
+    generator whose delegate's `close` is a `functools.partial` over `Decimal.sqrt`, kept by
+    `typing`'s cache or only by the run's globals) runs with a decimal context of its own,
+    never the host thread's, which it flagged. The host holds a run's objects nowhere else;
+    what is left in cycles goes to the collector (`_collector_context`)."""
 
     __slots__ = ("saved",)
 
@@ -218,7 +221,9 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     allocations start frees what an earlier run left in cycles). While a collection runs,
     `output.run_log` refuses (a review's wrote an earlier run's calendars into a later run's
     log until that run hit its output limit), and the flags of the thread's decimal context,
-    the host's or a run's, are put back when it stops (`Decimal.sqrt` there flagged both).
+    the host's or a run's, are put back when it stops (`Decimal.sqrt` there flagged both); a
+    context that C decimal made during the collection, in a thread that had none, is left
+    with no flag set.
     Nothing here sets a context variable: a collection can start inside one being set, and
     setting another then frees what the first is still reading (CPython crashed so)."""
     collection = _COLLECTION
@@ -230,11 +235,13 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
         return
     LOG_GATE.collecting = False
     context, flags = collection.context, collection.flags
-    if context is not None and flags is not None:
-        collection.context = collection.flags = None
-        if context.flags.copy() != flags:
-            for signal, on in flags.items():
-                context.flags[signal] = on
+    collection.context = collection.flags = None
+    now = None if _DECIMAL is None else _DECIMAL.get(None)
+    if now is not None and now is not context:
+        now.clear_flags()  # made by what the collection ran (C decimal makes one where none is)
+    if context is not None and flags is not None and context.flags.copy() != flags:
+        for signal, on in flags.items():
+            context.flags[signal] = on
 
 
 class _RunContext:

@@ -82,15 +82,21 @@ class InProcessRuntime:
                 ))
             return outcome
         finally:
-            _after_run(execution, state)
+            # What the clean-up lets go of (the caches' keys, the put-back's values) and what only
+            # the run held goes here, not wherever the host happens to let go of it.
+            with Releasing():
+                try:
+                    _after_run(execution, state)
+                finally:
+                    del execution, sched
 
 
 def _after_run(execution: Execution, state: SessionState | None) -> None:
-    """The clean-up after every in-process run, each step whatever the one before did: pending
-    tasks closed first, as part of the run (their `finally` blocks run in the run's own context,
-    under its budget), then the run sealed, a session left, the stdlib caches cleared and the
-    shared state put back. A step that raised would otherwise skip the put-back, for the host
-    and every later run."""
+    """The clean-up after every in-process run (in `execution.Releasing`), each step whatever the
+    one before did: pending tasks closed first, as part of the run (their `finally` blocks run
+    in the run's own context, under its budget), then the run sealed, a session left, the stdlib
+    caches cleared and the shared state put back. A step that raised would otherwise skip the
+    put-back, for the host and every later run."""
     try:
         if execution.scheduler.tasks:
             with execution.run_context():
@@ -103,11 +109,10 @@ def _after_run(execution: Execution, state: SessionState | None) -> None:
             if state is not None:
                 state.leave()
         finally:
-            with Releasing():  # what the caches and the put-back let go of is the run's
-                try:
-                    _clear_shared_caches()
-                finally:
-                    execution.shims.restore_shared()
+            try:
+                _clear_shared_caches()
+            finally:
+                execution.shims.restore_shared()
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,

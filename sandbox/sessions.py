@@ -45,7 +45,7 @@ import anyio
 
 from .api import BackendName, Runtime, get_runtime
 from .control import RunController
-from .execution import syntax_result
+from .execution import Releasing, syntax_result
 from .host import Bindings, escaped_inputs
 from .inprocess import InProcessRuntime
 from .limits import DEFAULT_LIMITS, MIB, Limits
@@ -552,7 +552,9 @@ class InProcessSession(Session):
                                       controller=controller, state=self._state)
 
     def _discard(self) -> None:
-        self._state = None
+        state, self._state = self._state, None
+        with Releasing():  # what only the session held goes now (`execution.Releasing`)
+            del state
 
 
 def open_session(

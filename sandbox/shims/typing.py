@@ -8,8 +8,11 @@ on the object with `hasattr` and returns only a bool."""
 from __future__ import annotations
 
 import functools
+import gc
 import operator
+import types
 import typing
+from collections.abc import Callable
 from typing import Any
 
 from ..guards import ReadOnly
@@ -87,3 +90,72 @@ def _static() -> dict[str, Any]:
             "OrderedDict", "AnyStr", "NoReturn", "Never",
         ],
     ), "Annotated": _ANNOTATED}
+
+
+#: What a hint in `typing`'s caches may be made of, besides classes: plain values and typing's
+#: own hint objects (their `==` compares their parts, read below).
+_PLAIN_PARTS = frozenset({str, int, bytes, bool, float, type(None), type(Ellipsis)})
+_HINT_TYPES = frozenset(
+    {value for value in vars(typing).values() if isinstance(value, type) and value.__module__ == "typing"}
+    | {types.GenericAlias, types.UnionType, _HintAlias}
+)
+_HINT_PARTS = ("__origin__", "__args__", "__forward_arg__", "__metadata__")
+#: Parts of one cached call read at most (a deeper hint is made again instead of cached).
+_HINT_BUDGET = 256
+
+
+def plain_hints(values: tuple[Any, ...]) -> bool:
+    """`values` compare and hash without any code of a run: plain scalars (exact types),
+    tuples and lists of them, classes (compared by identity) and typing's own hint objects made
+    of the same, walked with a stack and a budget."""
+    pending = list(values)
+    budget = _HINT_BUDGET
+    while pending:
+        budget -= 1
+        if budget < 0:
+            return False
+        value = pending.pop()
+        kind = type(value)
+        if kind in _PLAIN_PARTS:
+            continue
+        if kind is tuple or kind is list:
+            pending.extend(value)
+        elif isinstance(value, type):
+            if kind.__eq__ is not type.__eq__ or kind.__hash__ is not type.__hash__:
+                return False
+        elif kind in _HINT_TYPES:
+            pending.extend(part for name in _HINT_PARTS if (part := getattr(value, name, None)) is not None)
+        else:
+            return False
+    return True
+
+
+class _PlainHintCache:
+    """One of `typing`'s caches of subscriptions (`List[x]`, `Literal[x]`...), taking only plain
+    hints (`plain_hints`): for anything else it raises `TypeError`, and typing's own wrapper then
+    makes the hint uncached, as it does for an unhashable one. A `str` subclass with str's own
+    `==` and hash answered the host's `typing.List['Foo']` with a dead run's `ForwardRef`: a
+    review cached it late, from a freed generator, after the clean-up had cleared the caches."""
+
+    __slots__ = ("cached",)
+
+    def __init__(self, cached: Callable[..., Any]) -> None:
+        self.cached = cached
+
+    def __call__(self, *args: Any, **kwds: Any) -> Any:
+        if kwds or not plain_hints(args):
+            raise TypeError("not a plain hint: made, not cached")
+        return self.cached(*args)
+
+
+def _cache_plain_hints_only() -> None:
+    """Put a `_PlainHintCache` in front of each of `typing`'s caches, in the closure cell of the
+    wrapper `typing._tp_cache` made (typing clears the caches themselves, `typing._cleanups`)."""
+    caches = [clear.__self__ for clear in typing._cleanups]  # type: ignore[attr-defined]
+    ids = {id(cache) for cache in caches}
+    for holder in gc.get_referrers(*caches):
+        if type(holder) is types.CellType and id(holder.cell_contents) in ids:
+            holder.cell_contents = _PlainHintCache(holder.cell_contents)
+
+
+_cache_plain_hints_only()

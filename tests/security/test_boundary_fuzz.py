@@ -143,6 +143,8 @@ INSTANCE_MAKERS = {
     'asyncio.timeout': lambda: asyncio.timeout(1),
     'asyncio.TaskGroup': lambda: asyncio.TaskGroup(),
     'typing.List': lambda: typing.List[int],
+    'typing.List[]': lambda: typing.List,
+    'typing.Optional': lambda: typing.Optional,
     'typing.TypeVar': lambda: typing.TypeVar('T'),
     'dataclasses.field': lambda: dataclasses.field(default=1),
     'str': lambda: 'ab',

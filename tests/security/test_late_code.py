@@ -919,3 +919,84 @@ def test_the_collector_hook_sets_no_context_variable():
     done = subprocess.run([sys.executable, "-c", CONTEXT_CHURN.format(root=root)], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "survived", (done.returncode, done.stderr[-2000:])
+
+
+#: A freed `map` subclass's `close`, reached where a stdlib generator delegates to it; no method
+#: of its own, so nothing of the run's globals keeps it in a cycle.
+MAP_CLOSES_LATE = """
+import decimal, functools, heapq, itertools, operator, typing
+class M(map):
+    pass
+m = M(int, itertools.repeat(1))
+m.close = CLOSE
+x = heapq.merge(m)
+next(x)
+next(x)
+"""
+
+
+def test_what_the_end_of_a_run_lets_go_of_reaches_nothing_of_the_hosts(isolated):
+    """A review's generator was held only by the run's globals, which the host let go of when
+    the in-process run returned, after the clean-up: its delegate's `close` flagged the host
+    thread's decimal context. The end of a run (and of an in-process session) lets go of what
+    only the run held inside `execution.Releasing`."""
+    code = MAP_CLOSES_LATE.replace(
+        "CLOSE", "functools.partial(next, itertools.starmap(decimal.Decimal.sqrt, [(decimal.Decimal(2),)] * 5))"
+    ) + "global G\nG = x\nreturn 'ok'\n"
+    report = isolated(code, HOST_DECIMAL_AFTER_GC)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == ["typing.Optional[int]", "", True, 7, [], []], report
+
+
+def test_typings_caches_never_key_a_snippet_object(isolated):
+    """A `str` subclass with str's own `==` and hash, subscripted into `typing.List` late (from a
+    freed generator, after the clean-up cleared typing's caches), answered the host's own
+    `typing.List['Foo']` with the dead run's object, whose `__repr__` then raised `RunOverError`
+    into the host and into a later run. typing's caches take plain hints only
+    (`shims.typing._PlainHintCache`); anything else is made uncached."""
+    code = """
+import typing
+class S(str):
+    def __repr__(self):
+        return 'S'
+in_the_run = typing.List[S('Bar')]
+""" + MAP_CLOSES_LATE.replace("CLOSE", "functools.partial(operator.getitem, typing.List, S('Foo'))") + """
+keep = [x]
+keep.append(keep)
+return repr(in_the_run)
+"""
+    check = """
+import gc, typing
+gc.disable()  # before the run: nothing is collected until this collects it, after the run
+gc.collect()
+hint = typing.List['Foo']
+state = [repr(hint), type(hint.__args__[0].__forward_arg__).__name__]
+"""
+    report = isolated(code, check)
+    assert report["result"]["value"] == "typing.List[ForwardRef(S)]", report
+    assert report["before"] == report["after"] == ["typing.List[ForwardRef('Foo')]", "str"], report
+    assert report["next"]["value"] == "[1]", report
+
+
+def test_a_host_threads_collection_leaves_its_decimal_context_unflagged(isolated):
+    """A collection on a host thread that has no decimal context yet ran a run's late
+    `Decimal.sqrt`: C decimal made the thread a context, and the flags stayed on it. The
+    collector hook clears the flags of a context made while it runs."""
+    code = MAP_CLOSES_LATE.replace(
+        "CLOSE", "functools.partial(next, itertools.starmap(decimal.Decimal.sqrt, [(decimal.Decimal(2),)] * 5))"
+    ) + "keep = [x]\nkeep.append(keep)\nreturn 'ok'\n"
+    check = """
+import decimal, gc, threading
+gc.disable()  # before the run: nothing is collected until the thread collects it, after the run
+seen = []
+def collect():
+    gc.collect()
+    seen.append(sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on))
+thread = threading.Thread(target=collect)
+thread.start()
+thread.join()
+state = seen
+"""
+    report = isolated(code, check)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == [[]], report
