@@ -15,6 +15,7 @@ session, or raising an instance of a subclass makes at most an `exception` of th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import anyio
@@ -72,6 +73,26 @@ class RunOverError(Exception):
 
     def __init__(self) -> None:
         super().__init__("this code belongs to a sandbox run and cannot run outside it")
+
+
+class _Collecting(threading.local):
+    """Whether a garbage collection is running on this thread (`execution._collector_context`
+    says so). What it finalizes may be a run's late code, which CPython runs wherever host code
+    allocates: inside another run's step, or inside host code that holds a lock."""
+
+    running = False
+
+
+COLLECTING = _Collecting()
+
+
+def refuse_while_collecting() -> None:
+    """For host code a snippet reaches that must not run inside a collection: `RunOverError` if
+    one runs on this thread. `_strptime` holds a lock that is not reentrant while it compiles a
+    format, which allocates: a review's late `time.strptime`, run by a collection started there
+    (in the host's own `datetime.strptime`, or in a later run's), waited on that lock for ever."""
+    if COLLECTING.running:
+        raise RunOverError() from None
 
 
 def after_run_stop() -> RunStopped:

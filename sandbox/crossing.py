@@ -44,7 +44,7 @@ from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-from .control import RunOverError
+from .control import RunOverError, refuse_while_collecting
 from .enum_maps import PlainKeyedMap, keep_plain_keys
 from .jsonvalue import type_name
 from .policy import DATA_MODEL_METHODS, EXIT_METHODS, OPERAND_METHODS, READABLE_PRIVATE
@@ -265,6 +265,7 @@ class _PlainStrMethod(ReadOnly):
         object.__setattr__(self, "_method", method)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        refuse_while_collecting()  # `_strptime` may hold its lock below us (`control`)
         return self._method(*map(plain_str, args), **{k: plain_str(v) for k, v in kwargs.items()})
 
     def __repr__(self) -> str:

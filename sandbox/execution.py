@@ -19,13 +19,13 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from .aio import ASYNCIO_SHIM
-from .control import RunOverError, RunStopped, Verdict
+from .control import COLLECTING, RunOverError, RunStopped, Verdict
 from .crossing import STEPPING
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
 from .namespace import check_call_size, make_namespace
-from .output import LOG_GATE, MAX_AWAIT_WARNINGS, LogStream, Output, render_logs
+from .output import MAX_AWAIT_WARNINGS, LogStream, Output, render_logs
 from .policy import (
     ENTRY_POINT,
     FILENAME,
@@ -218,8 +218,8 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     """A `gc.callbacks` hook, added by the first in-process run. What a run leaves to the
     collector (a `functools.partial` where a freed generator calls `close`) is C code no tick
     sees, and runs in the host or inside another run's step (a full collection a later run's
-    allocations start frees what an earlier run left in cycles). While a collection runs,
-    `output.run_log` refuses (a review's wrote an earlier run's calendars into a later run's
+    allocations start frees what an earlier run left in cycles). While a collection runs on
+    this thread (`control.COLLECTING`), `output.run_log` and `_strptime`'s callers refuse (a review's wrote an earlier run's calendars into a later run's
     log until that run hit its output limit), and the flags of the thread's decimal context,
     the host's or a run's, are put back when it stops (`Decimal.sqrt` there flagged both); a
     context that C decimal made during the collection, in a thread that had none, is left
@@ -228,12 +228,12 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     setting another then frees what the first is still reading (CPython crashed so)."""
     collection = _COLLECTION
     if phase == "start":
-        LOG_GATE.collecting = True
+        COLLECTING.running = True
         context = None if _DECIMAL is None else _DECIMAL.get(None)
         if context is not None:
             collection.context, collection.flags = context, context.flags.copy()
         return
-    LOG_GATE.collecting = False
+    COLLECTING.running = False
     context, flags = collection.context, collection.flags
     collection.context = collection.flags = None
     now = None if _DECIMAL is None else _DECIMAL.get(None)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from .control import RunOverError, Verdict
+from .control import COLLECTING, RunOverError, Verdict
 from .jsonvalue import escape_surrogates
 
 FLOOD_FACTOR = 4
@@ -89,26 +89,15 @@ class LogStream:
         return False
 
 
-class _LogGate:
-    """Whether a garbage collection is running (`execution._collector_context` says so)."""
-
-    __slots__ = ("collecting",)
-
-    def __init__(self) -> None:
-        self.collecting = False
-
-
-LOG_GATE = _LogGate()
-
-
 def run_log() -> LogStream:
     """Where host code that prints for a snippet writes: the log of the run whose step is
     running (`sys.stdout` then). Outside every step (CPython runs a freed generator's `close`
     when the collector gets to it, in the host) there is no run to print for, and it raises
-    `RunOverError` rather than write to the host's stdout; so it does while a collection runs,
-    inside a step too, since what the collector frees may be another run's."""
+    `RunOverError` rather than write to the host's stdout; so it does while a collection runs on
+    this thread, inside a step too, since what the collector frees may be another run's (only on
+    this thread: a host thread's collection once made a later run's own `prmonth` refuse)."""
     stream = sys.stdout
-    if type(stream) is not LogStream or LOG_GATE.collecting:
+    if type(stream) is not LogStream or COLLECTING.running:
         raise RunOverError() from None
     return stream
 

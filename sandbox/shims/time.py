@@ -9,7 +9,7 @@ import math
 import time
 from typing import Any
 
-from ..control import RunOverError, after_run_stop
+from ..control import RunOverError, after_run_stop, refuse_while_collecting
 from .base import ShimContext, pick, plain_str
 
 NAME = "time"
@@ -19,6 +19,7 @@ PER_RUN = True
 def _strptime_time(data_string: Any, format: Any = "%a %b %d %H:%M:%S %Y") -> Any:
     # Named and shaped like CPython's `_strptime._strptime_time`, whose signature errors
     # `time.strptime` shows.
+    refuse_while_collecting()  # `_strptime` may hold its lock below us (`control`)
     return time.strptime(plain_str(data_string), plain_str(format))
 
 

@@ -1000,3 +1000,67 @@ state = seen
     report = isolated(code, check)
     assert report["result"]["value"] == "ok", report
     assert report["before"] == report["after"] == [[]], report
+
+
+def test_late_strptime_never_waits_on_the_lock_a_collection_interrupted(isolated):
+    """`_strptime` holds a lock that is not reentrant while it compiles a format, which
+    allocates, so a collection can start there; a review's run left cycles whose freed
+    generator's `close` was `time.strptime`, and the collection that ran it inside the run's own
+    `strptime` (or the host's) waited on that lock for ever. What reaches `_strptime` refuses
+    while a collection runs on its thread (`control.refuse_while_collecting`)."""
+    code = """
+import functools, heapq, itertools, time
+class M(map):
+    pass
+def leave_cycle():
+    m = M(int, itertools.repeat(1))
+    m.close = functools.partial(time.strptime, "1", "%d")
+    x = heapq.merge(m)
+    next(x)
+    next(x)
+    c = [x]
+    c.append(c)
+formats = ["%d", "%m", "%Y", "%H", "%M", "%S", "%j", "%y", "%b", "%B", "%a", "%A", "%p", "%I", "%U", "%W", "%w", "%%"]
+n = 0
+for a in formats:
+    for b in formats:
+        leave_cycle()
+        try:
+            time.strptime("x", a + " q " + b)
+        except Exception:
+            pass
+        n += 1
+return n
+"""
+    report = isolated(code, "import time\nstate = time.strptime('3', '%d').tm_mday\n", timeout=60.0, wall_time=30.0)
+    assert not report["hung"], report
+    assert report["result"]["value"] == 324, report
+    assert report["before"] == report["after"] == 3, report
+
+
+async def test_a_host_threads_collection_changes_nothing_in_another_threads_step(sb):
+    """A review's dead run left slow work to a host thread's collection, and while it ran, a
+    later run's own `TextCalendar.prmonth`, on the event loop's thread, refused: whether a
+    collection runs was one flag for the process. It is the collecting thread's own."""
+    import threading
+
+    from sandbox.execution import _collector_context
+
+    started, done = threading.Event(), threading.Event()
+
+    def collecting() -> None:
+        _collector_context("start", {})
+        started.set()
+        done.wait(60)
+        _collector_context("stop", {})
+
+    thread = threading.Thread(target=collecting)
+    thread.start()
+    try:
+        assert started.wait(60)
+        result = await sb.run("import calendar\ncalendar.TextCalendar().prmonth(2024, 1)\nreturn 1", backend="inprocess")
+    finally:
+        done.set()
+        thread.join()
+    assert result.value == 1 and result.error is None, result
+    assert result.logs[0].strip() == "January 2024", result
