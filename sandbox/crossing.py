@@ -209,14 +209,17 @@ SafeType.__module__ = "builtins"  # messages name it as CPython does: `type() ar
 #: straight into instance dicts (the `functools` shim offers a checked subclass instead);
 #: `string.Template`: its `__init_subclass__` hands the subclass's `delimiter` to `re.escape`,
 #: which gives it `re`'s own translation table (the `string` shim's `Template` is a prelude port
-#: whose only base is `object`).
-import dataclasses as _dataclasses  # noqa: E402 - kept next to the table it feeds
+#: whose only base is `object`); `calendar.TextCalendar`: its `pr*` methods print to whatever
+#: `sys.stdout` is, the host's after the run (the shim's checked subclass prints to the run's log).
+import calendar as _calendar  # noqa: E402 - kept next to the table it feeds
+import dataclasses as _dataclasses  # noqa: E402
 import enum as _enum  # noqa: E402
 import functools as _functools  # noqa: E402
 import textwrap as _textwrap  # noqa: E402
 
 UNSUBCLASSABLE: tuple[type, ...] = (
     _dataclasses.Field, _functools.cached_property, string.Template, _textwrap.TextWrapper,
+    _calendar.TextCalendar,
 )
 
 

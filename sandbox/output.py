@@ -78,6 +78,8 @@ class LogStream:
         self._output = output
 
     def write(self, text: object) -> int:
+        if COLLECTING.running:  # what a collection runs may be another run's (`run_log`)
+            raise RunOverError() from None
         plain = text if type(text) is str else str.__str__(str(text))
         self._output.write(plain)
         return len(plain)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import calendar
 from typing import Any
 
+from ..guards import CHECKED_REPLACEMENTS
 from ..output import run_log
 from .base import pick
 
@@ -37,6 +38,7 @@ class TextCalendar(calendar.TextCalendar):
 
 
 TextCalendar.__module__ = "calendar"
+CHECKED_REPLACEMENTS.add(TextCalendar)  # the real class stays out of every MRO a snippet sees
 
 
 def attrs() -> dict[str, Any]:

@@ -92,22 +92,42 @@ def _static() -> dict[str, Any]:
     ), "Annotated": _ANNOTATED}
 
 
-#: What a hint in `typing`'s caches may be made of, besides classes: plain values and typing's
-#: own hint objects (their `==` compares their parts, read below).
-_PLAIN_PARTS = frozenset({str, int, bytes, bool, float, type(None), type(Ellipsis)})
+#: What a hint in `typing`'s caches may be made of: plain values, anything compared by identity
+#: (classes, functions, type variables), and typing's own hint objects made of the same.
+_PLAIN_PARTS = frozenset({str, int, bytes, bool, float, type(None), type(Ellipsis), types.CodeType})
 _HINT_TYPES = frozenset(
     {value for value in vars(typing).values() if isinstance(value, type) and value.__module__ == "typing"}
     | {types.GenericAlias, types.UnionType, _HintAlias}
 )
-_HINT_PARTS = ("__origin__", "__args__", "__forward_arg__", "__metadata__")
 #: Parts of one cached call read at most (a deeper hint is made again instead of cached).
 _HINT_BUDGET = 256
 
 
+def _state(value: Any) -> list[Any]:
+    """Everything a typing object holds, read natively: its `__dict__`'s values and its slots'
+    (its `==` and hash may read any of them: a `ForwardRef`'s read `__forward_module__`)."""
+    parts: list[Any] = []
+    try:
+        parts.extend(object.__getattribute__(value, "__dict__").values())
+    except AttributeError:
+        pass
+    for klass in type(value).__mro__:
+        slots = type.__getattribute__(klass, "__dict__").get("__slots__", ())
+        for name in (slots,) if type(slots) is str else slots:
+            member = type.__getattribute__(klass, "__dict__").get(name)
+            if type(member) is types.MemberDescriptorType:
+                try:
+                    parts.append(member.__get__(value, type(value)))
+                except AttributeError:
+                    pass
+    return parts
+
+
 def plain_hints(values: tuple[Any, ...]) -> bool:
-    """`values` compare and hash without any code of a run: plain scalars (exact types),
-    tuples and lists of them, classes (compared by identity) and typing's own hint objects made
-    of the same, walked with a stack and a budget."""
+    """`values` compare and hash without any code of a run: plain scalars (exact types), exact
+    tuples and lists of them, objects compared by identity (their type's `==` and hash are
+    `object`'s: classes, functions, type variables) and typing's own hint objects whose whole
+    state (`_state`) is made of the same, walked with a stack and a budget."""
     pending = list(values)
     budget = _HINT_BUDGET
     while pending:
@@ -118,14 +138,11 @@ def plain_hints(values: tuple[Any, ...]) -> bool:
         kind = type(value)
         if kind in _PLAIN_PARTS:
             continue
-        if kind is tuple or kind is list:
+        if kind is tuple or kind is list or kind is frozenset:
             pending.extend(value)
-        elif isinstance(value, type):
-            if kind.__eq__ is not type.__eq__ or kind.__hash__ is not type.__hash__:
-                return False
         elif kind in _HINT_TYPES:
-            pending.extend(part for name in _HINT_PARTS if (part := getattr(value, name, None)) is not None)
-        else:
+            pending.extend(_state(value))
+        elif type.__getattribute__(kind, "__eq__") is not object.__eq__ or type.__getattribute__(kind, "__hash__") is not object.__hash__:
             return False
     return True
 

@@ -821,11 +821,12 @@ calendar.TextCalendar().prweek([(1, 0), (2, 1)], 2)
 print()
 Mine(6).prmonth(2024, 2)
 calendar.TextCalendar().pryear(2024)
-return [type(Mine()).__mro__[1].__module__, calendar.TextCalendar.__name__]
+real = [c for c in type(Mine()).__mro__ if hasattr(c, "prmonth") and c is not Mine]  # the shim's only
+return [type(Mine()).__mro__[1].__module__, calendar.TextCalendar.__name__, len(real)]
 """
     for backend in ("worker", "inprocess"):
         result = await sb.run(code, backend=backend)
-        assert result.value == ["calendar", "TextCalendar"], result
+        assert result.value == ["calendar", "TextCalendar", 1], result  # the real class is in no MRO
         assert result.logs[:3] == [" 1  2", "   February 2024", "Su Mo Tu We Th Fr Sa"], result
         assert len(result.logs) > 40 and "December" in "\n".join(result.logs), result
 
@@ -1064,3 +1065,32 @@ async def test_a_host_threads_collection_changes_nothing_in_another_threads_step
         thread.join()
     assert result.value == 1 and result.error is None, result
     assert result.logs[0].strip() == "January 2024", result
+
+
+def test_a_forward_reference_from_another_module_never_keys_typings_caches(isolated):
+    """`typing.List[ForwardRef('Foo', module=S('m'))]`, late: a `ForwardRef`'s `==` and hash read
+    its module too, which the first check of typing's cache keys did not walk; the host's own
+    `typing.List[ForwardRef('Foo', module='m')]` then got the dead run's object. A hint is plain
+    by all of its state (`shims.typing._state`)."""
+    code = """
+import typing
+FR = type(typing.List['Foo'].__args__[0])
+class S(str):
+    def __repr__(self):
+        return 'S'
+""" + MAP_CLOSES_LATE.replace("CLOSE", "functools.partial(operator.getitem, typing.List, FR('Foo', module=S('m')))") + """
+keep = [x]
+keep.append(keep)
+return 'ok'
+"""
+    check = """
+import gc, typing
+gc.disable()  # before the run: nothing is collected until this collects it, after the run
+gc.collect()
+hint = typing.List[typing.ForwardRef('Foo', module='m')]
+state = [repr(hint), type(hint.__args__[0].__forward_module__).__name__]
+"""
+    report = isolated(code, check)
+    assert report["result"]["value"] == "ok", report
+    assert report["before"] == report["after"] == ["typing.List[ForwardRef('Foo', module='m')]", "str"], report
+    assert report["next"]["value"] == "[1]", report
