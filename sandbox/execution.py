@@ -219,13 +219,13 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     collector (a `functools.partial` where a freed generator calls `close`) is C code no tick
     sees, and runs in the host or inside another run's step (a full collection a later run's
     allocations start frees what an earlier run left in cycles). While a collection runs on
-    this thread (`control.COLLECTING`), `output.run_log` and `_strptime`'s callers refuse (a review's wrote an earlier run's calendars into a later run's
-    log until that run hit its output limit), and the flags of the thread's decimal context,
-    the host's or a run's, are put back when it stops (`Decimal.sqrt` there flagged both); a
-    context that C decimal made during the collection, in a thread that had none, is left
-    with no flag set.
-    Nothing here sets a context variable: a collection can start inside one being set, and
-    setting another then frees what the first is still reading (CPython crashed so)."""
+    this thread (`control.COLLECTING`), a run's log and `_strptime`'s callers refuse (a review's
+    wrote an earlier run's calendars into a later run's log until that run hit its output
+    limit), and the flags of the thread's decimal context, the host's or a run's, are put back
+    when it stops (`Decimal.sqrt` there flagged both); a context that C decimal made during the
+    collection, in a thread that had none, is left with no flag set. Nothing here sets a
+    context variable: a collection can start inside one being set, and setting another then
+    frees what the first is still reading (CPython crashed so)."""
     collection = _COLLECTION
     if phase == "start":
         COLLECTING.running = True

@@ -112,9 +112,10 @@ def _state(value: Any) -> list[Any]:
     except AttributeError:
         pass
     for klass in type(value).__mro__:
-        slots = type.__getattribute__(klass, "__dict__").get("__slots__", ())
+        namespace = type.__getattribute__(klass, "__dict__")
+        slots = namespace.get("__slots__", ())
         for name in (slots,) if type(slots) is str else slots:
-            member = type.__getattribute__(klass, "__dict__").get(name)
+            member = namespace.get(name)
             if type(member) is types.MemberDescriptorType:
                 try:
                     parts.append(member.__get__(value, type(value)))
@@ -142,9 +143,15 @@ def plain_hints(values: tuple[Any, ...]) -> bool:
             pending.extend(value)
         elif kind in _HINT_TYPES:
             pending.extend(_state(value))
-        elif type.__getattribute__(kind, "__eq__") is not object.__eq__ or type.__getattribute__(kind, "__hash__") is not object.__hash__:
+        elif not _compared_by_identity(kind):
             return False
     return True
+
+
+def _compared_by_identity(kind: type) -> bool:
+    """Instances of `kind` compare and hash as `object` does (read off the class, natively)."""
+    return (type.__getattribute__(kind, "__eq__") is object.__eq__
+            and type.__getattribute__(kind, "__hash__") is object.__hash__)
 
 
 class _PlainHintCache:
