@@ -86,6 +86,16 @@ class _Collecting(threading.local):
 COLLECTING = _Collecting()
 
 
+class _Releasing(threading.local):
+    """Whether the host is letting go of an in-process run's objects on this thread
+    (`execution.Releasing`): what that frees runs a dead run's late code there."""
+
+    active = False
+
+
+RELEASING = _Releasing()
+
+
 def refuse_while_collecting() -> None:
     """For host code a snippet reaches that must not run inside a collection: `RunOverError` if
     one runs on this thread. `_strptime` holds a lock that is not reentrant while it compiles a

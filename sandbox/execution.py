@@ -19,8 +19,9 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from .aio import ASYNCIO_SHIM
-from .control import COLLECTING, RunOverError, RunStopped, Verdict
+from .control import COLLECTING, RELEASING, RunOverError, RunStopped, Verdict
 from .crossing import STEPPING
+from .garbage import WINDOW
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
@@ -181,13 +182,15 @@ class Releasing:
     never the host thread's, which it flagged. The host holds a run's objects nowhere else;
     what is left in cycles goes to the collector (`_collector_context`)."""
 
-    __slots__ = ("saved",)
+    __slots__ = ("saved", "was")
 
     def __enter__(self) -> None:
         self.saved = decimal.getcontext()
         decimal.setcontext(decimal.Context())
+        self.was, RELEASING.active = RELEASING.active, True
 
     def __exit__(self, *exc: object) -> bool:
+        RELEASING.active = self.was
         decimal.setcontext(self.saved)
         return False
 
@@ -228,6 +231,7 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     frees what the first is still reading (CPython crashed so)."""
     collection = _COLLECTION
     if phase == "start":
+        WINDOW.hold(info["generation"])
         COLLECTING.running = True
         context = None if _DECIMAL is None else _DECIMAL.get(None)
         if context is not None:

@@ -10,21 +10,34 @@ Use the worker backend for anything a model wrote.
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 import typing
+import warnings
 from collections.abc import Mapping
 
 import anyio
 
 from .control import RunController, RunStopped, cancel_on, interruption
+from .crossing import SHARED
 from .enum_maps import ENUM_VALUE_MAPS
 from .execution import Execution, Releasing, syntax_result
+from .garbage import WINDOW
 from .host import Bindings, CallScope, escaped_inputs, invoke
 from .limits import Limits, wall_time_message
 from .policy import PolicyError
 from .result import RunResult
 from .session import SessionState
+
+#: CPython's "coroutine ... was never awaited" about a snippet's coroutine, freed while a sandbox
+#: or snippet frame runs, is ignored: its text is the snippet's (`__qualname__`), and `warnings`
+#: kept it, per text, in the running host module's `__warningregistry__` for good (a review's
+#: runs grew `sandbox.scheduler`'s by 4 MB each) and printed it to the host's stderr. A run's
+#: unawaited tool calls are reported in its own log (`output.render_logs`). "ignore" writes no
+#: registry entry. Put back at each run, should a host's `catch_warnings` have dropped it.
+_UNAWAITED_FILTER = ("ignore", re.compile(r"coroutine .* was never awaited", re.I), RuntimeWarning,
+                     re.compile(r"(sandbox(\..*)?|__snippet__)\Z"), 0)
 
 
 class InProcessRuntime:
@@ -46,11 +59,20 @@ class InProcessRuntime:
     ) -> RunResult:
         """One run; with `state` (a session's, `sandbox.sessions`), in that session's globals."""
         code, bindings, docs = escaped_inputs(code, bindings, docs)
+        if _UNAWAITED_FILTER not in warnings.filters:
+            warnings.filters.insert(0, _UNAWAITED_FILTER)
+            warnings._filters_mutated()  # type: ignore[attr-defined]
+        # Before the run makes anything: what existed before is frozen, for the window's sake.
+        WINDOW.enter()
         try:
             execution = Execution(code, list(bindings), limits, namespace=namespace, docs=docs, budget=True,
                                   state=state)
-        except PolicyError as exc:
-            return syntax_result(exc)
+        except BaseException as exc:
+            with Releasing():
+                WINDOW.leave(lambda: None)  # no snippet code ran
+            if isinstance(exc, PolicyError):
+                return syntax_result(exc)
+            raise
         if controller is not None and controller.on_output is not None:
             execution.output.sink = controller.output
         sched = execution.scheduler
@@ -82,21 +104,22 @@ class InProcessRuntime:
                 ))
             return outcome
         finally:
-            # What the clean-up lets go of (the caches' keys, the put-back's values) and what only
-            # the run held goes here, not wherever the host happens to let go of it.
+            # What only the run held, what it left in cycles (`garbage.WINDOW`) and what the
+            # clean-up lets go of (the caches' keys, the put-back's values) goes here, not wherever
+            # the host happens to let go of it.
             with Releasing():
+                groups = execution.shims.shared_groups()
                 try:
-                    _after_run(execution, state)
+                    _end_run(execution, state)
                 finally:
                     del execution, sched
+                    WINDOW.leave(lambda: release_shared(groups))
 
 
-def _after_run(execution: Execution, state: SessionState | None) -> None:
-    """The clean-up after every in-process run (in `execution.Releasing`), each step whatever the
-    one before did: pending tasks closed first, as part of the run (their `finally` blocks run
-    in the run's own context, under its budget), then the run sealed, a session left, the stdlib
-    caches cleared and the shared state put back. A step that raised would otherwise skip the
-    put-back, for the host and every later run."""
+def _end_run(execution: Execution, state: SessionState | None) -> None:
+    """The end of every in-process run, each step whatever the one before did: pending tasks
+    closed first, as part of the run (their `finally` blocks run in the run's own context, under
+    its budget), then the run sealed and a session left."""
     try:
         if execution.scheduler.tasks:
             with execution.run_context():
@@ -106,13 +129,20 @@ def _after_run(execution: Execution, state: SessionState | None) -> None:
     finally:
         try:
             execution.seal()
+        finally:
             if state is not None:
                 state.leave()
-        finally:
-            try:
-                _clear_shared_caches()
-            finally:
-                execution.shims.restore_shared()
+
+
+def release_shared(groups: tuple[str, ...]) -> None:
+    """After every in-process run and session, once its garbage is finalized (`garbage.WINDOW`):
+    the stdlib caches cleared and the shared state the run could reach (`groups`,
+    `ShimSet.shared_groups`) put back, whatever that code wrote. A clear that raised would
+    otherwise skip the put-back, for the host and every later run."""
+    try:
+        _clear_shared_caches()
+    finally:
+        SHARED.restore(groups)
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,

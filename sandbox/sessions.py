@@ -46,8 +46,9 @@ import anyio
 from .api import BackendName, Runtime, get_runtime
 from .control import RunController
 from .execution import Releasing, syntax_result
+from .garbage import WINDOW
 from .host import Bindings, escaped_inputs
-from .inprocess import InProcessRuntime
+from .inprocess import InProcessRuntime, release_shared
 from .limits import DEFAULT_LIMITS, MIB, Limits
 from .policy import PolicyError, compile_snippet
 from .protocol import encode, pack_code
@@ -553,8 +554,12 @@ class InProcessSession(Session):
 
     def _discard(self) -> None:
         state, self._state = self._state, None
+        if state is None:
+            return
         with Releasing():  # what only the session held goes now (`execution.Releasing`)
+            groups = state.shims.shared_groups()
             del state
+            WINDOW.collect_all(lambda: release_shared(groups))  # and what its runs left in cycles
 
 
 def open_session(

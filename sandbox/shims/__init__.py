@@ -193,7 +193,12 @@ class ShimSet:
     def restore_shared(self) -> int:
         """Put back whatever the run changed in the shared state it could reach (the core, and
         what the modules it imported reach): see `crossing.SharedState.restore`."""
-        return crossing.SHARED.restore(("core", *self._shims))
+        return crossing.SHARED.restore(self.shared_groups())
+
+    def shared_groups(self) -> tuple[str, ...]:
+        """The put-back groups of the shared state this set's runs could reach, as plain names:
+        what puts the state back after the run's objects are gone holds none of them."""
+        return ("core", *self._shims)
 
     def _bind_default_builtins(self) -> None:
         """The builtins a snippet of this ShimSet would get, until an execution binds its own."""

@@ -15,6 +15,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from ..control import COLLECTING, RELEASING
+from ..crossing import STEPPING
 from ..guards import ReadOnly
 from ..kernels import RunKernels
 from .base import ShimContext, pick
@@ -155,11 +157,14 @@ def _compared_by_identity(kind: type) -> bool:
 
 
 class _PlainHintCache:
-    """One of `typing`'s caches of subscriptions (`List[x]`, `Literal[x]`...), taking only plain
-    hints (`plain_hints`): for anything else it raises `TypeError`, and typing's own wrapper then
-    makes the hint uncached, as it does for an unhashable one. A `str` subclass with str's own
-    `==` and hash answered the host's `typing.List['Foo']` with a dead run's `ForwardRef`: a
-    review cached it late, from a freed generator, after the clean-up had cleared the caches."""
+    """One of `typing`'s caches of subscriptions (`List[x]`, `Literal[x]`...), filled by the
+    host's own code only, with plain hints only (`plain_hints`): inside an in-process run's step,
+    a collection or the end of a run (`control.RELEASING`), and for anything not plain, it raises
+    `TypeError`, and typing's own wrapper then makes the hint uncached, as it does for an
+    unhashable one. A hint a run made is then never kept past the run: a review's late code
+    cached a dead run's functions, and the cache's eviction, in the host's own `typing.List[...]`,
+    freed them there, outside any collection; a `str` subclass with str's own `==` and hash, cached
+    late, answered the host's `typing.List['Foo']` with a dead run's `ForwardRef`."""
 
     __slots__ = ("cached",)
 
@@ -167,8 +172,9 @@ class _PlainHintCache:
         self.cached = cached
 
     def __call__(self, *args: Any, **kwds: Any) -> Any:
-        if kwds or not plain_hints(args):
-            raise TypeError("not a plain hint: made, not cached")
+        if (kwds or STEPPING.run is not None or COLLECTING.running or RELEASING.active
+                or not plain_hints(args)):
+            raise TypeError("not the host's plain hint: made, not cached")
         return self.cached(*args)
 
 

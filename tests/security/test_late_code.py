@@ -147,14 +147,15 @@ async def test_a_dead_runs_function_called_by_host_code_raises_an_ordinary_error
     one instance whose traceback grows with each call."""
     before = _host_state()
     body = textwrap.indent(textwrap.dedent(POISON), "    ")
-    code = f"import decimal, typing\ndef late(x):\n{body}    return x\nkeep = [late]\nkeep.append(keep)\nreturn 1"
-    gc.disable()  # the run leaves `late` in a cycle: keep it until it is found
-    try:
-        result = await sb.run(code, backend="inprocess")
-        late = [f for f in gc.get_objects() if type(f) is types.FunctionType
-                and f.__code__.co_filename == sandbox.policy.FILENAME and f.__name__ == "late"]
-    finally:
-        gc.enable()
+    code = f"import decimal, typing\ndef late(x):\n{body}    return x\nawait tools.keep()\nreturn 1"
+    late: list[types.FunctionType] = []
+
+    async def keep() -> int:  # host code that keeps the run's function, as a cache would
+        late.extend(f for f in gc.get_objects() if type(f) is types.FunctionType
+                    and f.__code__.co_filename == sandbox.policy.FILENAME and f.__name__ == "late")
+        return 1
+
+    result = await sandbox.run(code, backend="inprocess", bindings={"keep": keep})
     assert result.ok and result.value == 1, result
     assert len(late) == 1
     errors = []
@@ -171,7 +172,7 @@ async def test_a_dead_runs_function_called_by_host_code_raises_an_ordinary_error
     assert all(e.__suppress_context__ for e in errors)  # a formatter shows no snippet exception
     assert str(errors[0]) == "this code belongs to a sandbox run and cannot run outside it"
     assert _host_state() == before
-    del late
+    late.clear()
     gc.collect()
     await sb.assert_next_run_ok(backend="inprocess")
 
@@ -570,16 +571,16 @@ import functools, calendar
 P = functools.partial(calendar.TextCalendar().prmonth, 2024, 2)
 Late = type("Late", (), {"__hash__": functools.partial(max, 1, key=P), "__repr__": P})
 late = Late()
-keep = [late]
-keep.append(keep)
+await tools.keep()
 return "ok"
 """
-    gc.disable()
-    try:
-        result = await sb.run(code, backend="inprocess")
-        late = [o for o in gc.get_objects() if type(type(o)) is type and type(o).__name__ == "Late"]
-    finally:
-        gc.enable()
+    late: list[object] = []
+
+    async def keep() -> int:  # host code that keeps the run's object, as a table would
+        late.extend(o for o in gc.get_objects() if type(type(o)) is type and type(o).__name__ == "Late")
+        return 1
+
+    result = await sandbox.run(code, backend="inprocess", bindings={"keep": keep})
     assert result.ok and result.value == "ok", result
     assert len(late) == 1
     printed = io.StringIO()
@@ -1050,10 +1051,10 @@ async def test_a_host_threads_collection_changes_nothing_in_another_threads_step
     started, done = threading.Event(), threading.Event()
 
     def collecting() -> None:
-        _collector_context("start", {})
+        _collector_context("start", {"generation": 0})
         started.set()
         done.wait(60)
-        _collector_context("stop", {})
+        _collector_context("stop", {"generation": 0, "collected": 0, "uncollectable": 0})
 
     thread = threading.Thread(target=collecting)
     thread.start()
@@ -1094,3 +1095,160 @@ state = [repr(hint), type(hint.__args__[0].__forward_module__).__name__]
     assert report["result"]["value"] == "ok", report
     assert report["before"] == report["after"] == ["typing.List[ForwardRef('Foo', module='m')]", "str"], report
     assert report["next"]["value"] == "[1]", report
+
+
+EVICTION_BOMBS = "import calendar, decimal, functools, heapq, itertools, typing\ntc = calendar.TextCalendar()\ndef bomb():\n" + textwrap.indent(
+    MAP_CLOSES_LATE, "    ") + """
+    return lambda _g=x: None  # the only holder of x: freed where typing's cache evicts it
+fs = [bomb() for i in range(128)]
+junk = [[i] for i in range(30000)]  # ages the bombs
+del junk
+"""
+
+#: Where a freed bomb's `close` goes: each wrote into the host or a later run at 821e4d8.
+EVICTION_PAYLOADS = {
+    "decimal-flags": "functools.partial(decimal.Decimal(2).sqrt)",
+    "calendar-into-a-log": "functools.partial(tc.prmonth, 1999, 12)",
+    "calendar-flood": "functools.partial(list, map(tc.pryear, range(1, 400)))",
+}
+
+EVICTION_CHILD = """
+import contextlib, decimal, gc, io, json, sys, typing, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+INNOCENT = '''
+import typing, decimal
+class Point:
+    pass
+def area(points: typing.List[Point]) -> float:
+    return 0.0
+print("B")
+return sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on)
+'''
+async def main():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        first = await sandbox.run(CODE, backend="inprocess")
+        gc.collect(1)  # a young collection, as the host's allocations start one
+        later = await sandbox.run(INNOCENT, backend="inprocess")  # its typing use evicts one entry
+        decimal.getcontext().clear_flags()
+        for i in range(200):  # the host's own typing use, evicting what typing's cache holds
+            typing.List[type("Host%d" % i, (), {})]
+        host = sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on)
+    return {"first": first.to_json(), "host": host, "later": later.to_json(), "stdout": out.getvalue()}
+print(json.dumps(anyio.run(main)))
+"""
+
+
+def _in_child(script: str, **names: str) -> dict:
+    """`script` in a fresh interpreter (it changes process-wide state), with `names` bound as
+    Python literals; its last line of output is a JSON report."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    names = {"ROOT": str(Path(sandbox.__file__).resolve().parent.parent), **names}
+    for name, value in names.items():
+        script = script.replace(name, repr(value), 1)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report["stderr"] = done.stderr
+    return report
+
+
+@pytest.mark.parametrize("close", EVICTION_PAYLOADS.values(), ids=EVICTION_PAYLOADS.keys())
+def test_late_code_leaves_nothing_of_its_run_in_typings_cache(close):
+    """A review's run aged 128 generators, each freed only through a function, then left a cycle
+    whose late `close` put those functions into `typing`'s cache (functions are plain hints). The
+    host's own later `typing.List[...]` evicted them, outside any collection: their `close`
+    flagged the host's decimal context, or printed a calendar into the next run's log (or
+    flooded it to `output-limit`). Now the run's cycles are finalized at its end, before the
+    caches are cleared (`garbage.WINDOW`), and typing's caches take nothing inside a run's step,
+    a collection or the end of a run."""
+    trigger = """
+class M2(map):
+    pass
+m2 = M2(int, itertools.repeat(1))
+m2.close = functools.partial(list, map(typing.List.__getitem__, fs))
+t = heapq.merge(m2)
+next(t)
+next(t)
+cyc = [t]
+cyc.append(cyc)
+del t, cyc, m2, fs
+return "A done"
+"""
+    report = _in_child(EVICTION_CHILD, CODE=EVICTION_BOMBS.replace("CLOSE", close) + trigger)
+    assert report["first"]["value"] == "A done", report["first"]
+    assert report["host"] == [] and report["stdout"] == "", report
+    later = report["later"]
+    assert later["error"] is None and later["logs"] == ["B"] and later["value"] == [], later
+
+
+def test_a_runs_hints_never_wait_in_typings_cache_for_a_bindings_eviction():
+    """The same bombs put into `typing`'s cache by the run itself, in its step, with the host's
+    collector off (so no collection during the run keeps them): a binding's own typing use
+    evicted them, and freed them inside the binding, where their `close` flagged the host's
+    decimal context. typing's caches take nothing inside a run's step."""
+    child = """
+import decimal, gc, json, sys, typing, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+seen = {}
+async def evict():
+    hints = [type("Host%d" % i, (), {}) for i in range(200)]
+    for hint in hints:
+        typing.List[hint]
+    seen["binding"] = sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on)
+    return 1
+async def main():
+    gc.disable()
+    decimal.getcontext().clear_flags()
+    result = await sandbox.run(CODE, backend="inprocess", bindings={"evict": evict})
+    host = sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on)
+    return {"result": result.to_json(), "host": host, **seen}
+print(json.dumps(anyio.run(main)))
+"""
+    code = EVICTION_BOMBS.replace("CLOSE", EVICTION_PAYLOADS["decimal-flags"]) + (
+        "hints = [typing.List[f] for f in fs]\ndel hints, fs\nawait tools.evict()\nreturn 'A done'\n"
+    )
+    report = _in_child(child, CODE=code)
+    assert report["result"]["value"] == "A done", report["result"]
+    assert report["binding"] == [] and report["host"] == [], report
+
+
+def test_unawaited_coroutines_leave_no_text_in_the_hosts_warning_registries():
+    """CPython's "coroutine ... was never awaited" put the snippet's `__qualname__` into the
+    running host module's `__warningregistry__` (4 MB a run, for good, in a review) and onto the
+    host's stderr. It is ignored for sandbox and snippet frames; a run's unawaited tool calls
+    are reported in its own log."""
+    child = """
+import json, sys, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+def registries():
+    return sum(len(getattr(m, "__warningregistry__", ())) for m in list(sys.modules.values()))
+async def main():
+    before = registries()
+    values = []
+    for run in range(3):
+        result = await sandbox.run(CODE, backend="inprocess")
+        values.append(result.value)
+    return {"values": values, "grew": registries() - before}
+print(json.dumps(anyio.run(main)))
+"""
+    code = """
+async def f():
+    pass
+keep = []
+for i in range(50):
+    f.__qualname__ = "INJECTED-" + str(i) + "-" + "x" * 2000
+    keep.append(f())
+return len(keep)
+"""
+    report = _in_child(child, CODE=code)
+    assert report["values"] == [50, 50, 50], report
+    assert report["grew"] <= 1, report  # a registry's "version" entry, not one per coroutine
+    assert "INJECTED" not in report["stderr"], report["stderr"][-500:]

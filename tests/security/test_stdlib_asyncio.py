@@ -768,13 +768,19 @@ def test_the_in_process_clean_up_runs_every_step_whatever_one_raises(monkeypatch
         steps.append("close")
         raise KeyError("from the loop")
 
+    def clear() -> None:
+        steps.append("caches")
+        raise ValueError("from a cache")
+
     monkeypatch.setattr(execution.scheduler, "close", close)
-    monkeypatch.setattr(inprocess, "_clear_shared_caches", lambda: steps.append("caches"))
-    monkeypatch.setattr(execution.shims, "restore_shared", lambda: steps.append("put back") or 0)
+    monkeypatch.setattr(inprocess, "_clear_shared_caches", clear)
+    monkeypatch.setattr(inprocess.SHARED, "restore", lambda groups: steps.append("put back") or 0)
     with pytest.raises(KeyError):
-        inprocess._after_run(execution, None)
-    assert steps == ["close", "caches", "put back"]
+        inprocess._end_run(execution, None)
     assert not execution.output.open  # sealed
+    with pytest.raises(ValueError):
+        inprocess.release_shared(execution.shims.shared_groups())  # after the run's garbage
+    assert steps == ["close", "caches", "put back"]
 
 
 def test_an_allocation_failure_in_a_loop_callback_is_the_memory_limit() -> None:

@@ -1,0 +1,246 @@
+"""`sandbox.garbage`: while in-process runs are live, what they leave in reference cycles is
+finalized in their own steps or when the last of them ends, never by a collection in host code,
+and the process's collector is left as it was found. Each test runs in a fresh interpreter: the
+window changes process-wide collector state."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import sandbox
+
+ROOT = Path(sandbox.__file__).resolve().parent.parent
+
+PRELUDE = """
+import gc, json, sys, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+from sandbox.garbage import WINDOW
+
+def snippet_objects():
+    "Instances and classes a snippet made that are still in memory."
+    return sum(1 for o in gc.get_objects()
+               if getattr(type(o), "__module__", None) == "__snippet__"
+               or (isinstance(o, type) and o.__module__ == "__snippet__"))
+
+def collector():
+    return [gc.get_freeze_count(), list(gc.get_threshold()), gc.isenabled(), WINDOW.runs,
+            WINDOW.held_count, len(WINDOW.held)]
+
+CYCLES = '''
+class Node:
+    def __init__(self):
+        self.me = self
+nodes = [Node() for i in range(50)]
+'''
+"""
+
+
+#: A run that drops its cycles, then awaits the binding `collect` (defined before it).
+DROP_AND_COLLECT = """
+    async def main():
+        result = await sandbox.run(CYCLES + "del nodes\\nawait tools.collect()\\nreturn 1",
+                                   backend="inprocess", bindings={"collect": collect})
+        return {"value": result.value, "seen": seen, "left": snippet_objects(), "after": collector()}
+"""
+
+
+def in_fresh_interpreter(body: str) -> dict:
+    """Run `body` (an async `main` that returns a JSON-able dict) after PRELUDE, in a child."""
+    script = PRELUDE.replace("ROOT", repr(str(ROOT))) + textwrap.dedent(body) + (
+        "\nprint(json.dumps(anyio.run(main)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_runs_cycles_are_gone_when_the_run_returns():
+    """With the host's automatic collection off, nothing but the window collects: the run's
+    cycles (its class, its instances) are finalized before `sandbox.run` returns."""
+    report = in_fresh_interpreter("""
+    async def main():
+        gc.disable()
+        before = collector()
+        result = await sandbox.run(CYCLES + "return len(nodes)", backend="inprocess")
+        return {"value": result.value, "left": snippet_objects(), "before": before,
+                "after": collector()}
+    """)
+    assert report["value"] == 50, report
+    assert report["left"] == 0, report
+    assert report["before"] == report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+
+
+def test_a_collection_in_host_code_during_the_run_frees_nothing_of_it():
+    """A binding's `gc.collect()` runs in host code, between the run's steps: it keeps what it
+    would have freed, and the run's end finalizes it."""
+    report = in_fresh_interpreter("""
+    seen = {}
+    async def collect():
+        seen["before"] = snippet_objects()
+        seen["found"] = gc.collect()
+        seen["after"] = snippet_objects()
+        seen["held"] = WINDOW.held_count > 0
+        return 1
+    """ + DROP_AND_COLLECT)
+    assert report["value"] == 1, report
+    seen = report["seen"]
+    assert seen["before"] >= 51 and seen["after"] == seen["before"] and seen["held"], report
+    assert report["left"] == 0, report
+    assert report["after"] == [0, [700, 10, 10], True, 0, 0, 0], report
+
+
+def test_the_collector_is_put_back_whatever_ends_the_run():
+    """A syntax error, an exception, a timeout, a cancelled run and a run past its memory limit
+    each leave the heap unfrozen, the thresholds as they were and no run's object behind."""
+    report = in_fresh_interpreter("""
+    async def main():
+        gc.disable()
+        gc.set_threshold(500, 7, 9)
+        kinds = []
+        lim = sandbox.Limits(wall_time=0.5)
+        for code in ["return (", CYCLES + "raise ValueError('x')", CYCLES + "while True:\\n    pass",
+                     CYCLES + "x = [0] * (10**10)"]:
+            result = await sandbox.run(code, backend="inprocess", limits=lim)
+            kinds.append(result.error.kind)
+        controller = sandbox.RunController()
+        async def cancel():
+            controller.cancel("enough")
+            return 1
+        result = await sandbox.run(CYCLES + "await tools.cancel()\\nreturn 1", backend="inprocess",
+                                   bindings={"cancel": cancel}, controller=controller)
+        kinds.append(result.error.kind)
+        return {"kinds": kinds, "left": snippet_objects(), "after": collector()}
+    """)
+    assert report["kinds"] == ["syntax", "exception", "timeout", "memory", "cancelled"], report
+    assert report["left"] == 0, report
+    assert report["after"] == [0, [500, 7, 9], False, 0, 0, 0], report
+
+
+def test_overlapping_runs_share_one_window_and_the_last_closes_it():
+    report = in_fresh_interpreter("""
+    states = []
+    async def nap():
+        states.append([gc.get_freeze_count() > 0, WINDOW.runs])
+        await anyio.sleep(0.05)
+        return 1
+    async def main():
+        gc.disable()
+        async def one():
+            await sandbox.run(CYCLES + "await tools.nap()\\nreturn 1", backend="inprocess",
+                              bindings={"nap": nap})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one)
+            tg.start_soon(one)
+        return {"states": states, "left": snippet_objects(), "after": collector()}
+    """)
+    assert len(report["states"]) == 2 and [True, 2] in report["states"], report  # they overlapped
+    assert report["left"] == 0, report
+    assert report["after"][:1] + report["after"][3:] == [0, 0, 0, 0], report
+
+
+def test_a_host_that_froze_objects_itself_keeps_them_frozen():
+    """Unfreezing would release the host's own frozen objects: no window opens then, and runs
+    work as before (what they leave, the host's collector finds)."""
+    report = in_fresh_interpreter("""
+    async def main():
+        keep = [[i] for i in range(1000)]
+        gc.freeze()
+        frozen = gc.get_freeze_count()
+        result = await sandbox.run(CYCLES + "return len(nodes)", backend="inprocess")
+        frozen_after = gc.get_freeze_count()
+        return {"value": result.value, "frozen": [frozen, frozen_after], "kept": keep[-1],
+                "after": collector()[3:], "collected": gc.collect() > 0}
+    """)
+    assert report["value"] == 50, report
+    frozen, frozen_after = report["frozen"]
+    assert frozen > 1000 and frozen_after > 1000, report  # not unfrozen (objects freed leave it)
+    assert report["kept"] == [999] and report["after"] == [0, 0, 0], report
+    assert report["collected"], report
+
+
+def test_past_its_hold_limit_the_window_lets_collections_free_again():
+    """Memory over promptness: once collections outside steps have held `HOLD_LIMIT` objects,
+    later ones free what they find; what was held is let go at the close."""
+    report = in_fresh_interpreter("""
+    import sandbox.garbage
+    sandbox.garbage.HOLD_LIMIT = 10
+    seen = {}
+    async def collect():
+        gc.collect()
+        seen["holding"] = WINDOW.holding
+        seen["before"] = snippet_objects()
+        gc.collect()
+        seen["after"] = snippet_objects()
+        return 1
+    """ + DROP_AND_COLLECT)
+    assert report["value"] == 1, report
+    assert report["seen"]["holding"] is False, report
+    assert report["left"] == 0, report
+    assert report["after"] == [0, [700, 10, 10], True, 0, 0, 0], report
+
+
+@pytest.mark.parametrize("collect", ["gc.collect()", "gc.collect(1)"])
+def test_an_older_collection_in_the_window_is_followed_by_the_close(collect):
+    """The middle generation's threshold is put off in the window, so nothing the runs made
+    reaches the oldest generation; a host's explicit older collection does move survivors there,
+    and the close then examines the oldest generation too."""
+    report = in_fresh_interpreter(f"""
+    async def older():
+        {collect}
+        return 1
+    async def main():
+        gc.disable()
+        result = await sandbox.run(CYCLES + "await tools.older()\\ndel nodes\\nreturn 1",
+                                   backend="inprocess", bindings={{"older": older}})
+        return {{"value": result.value, "left": snippet_objects(), "after": collector()}}
+    """)
+    assert report["value"] == 1, report
+    assert report["left"] == 0, report
+    assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+
+
+def test_what_a_sessions_runs_kept_is_finalized_when_the_session_closes():
+    """A session's runs keep their objects in its globals across runs: what one run drops of an
+    earlier one's waits for a full collection, and the session's end runs one."""
+    report = in_fresh_interpreter("""
+    async def main():
+        gc.disable()
+        counts = []
+        async with sandbox.open_session("inprocess") as session:
+            first = await session.run(CYCLES + "return len(nodes)")
+            counts.append(snippet_objects())
+            second = await session.run("del nodes\\nreturn 1")
+            counts.append(snippet_objects())
+        counts.append(snippet_objects())
+        return {"values": [first.value, second.value], "counts": counts, "after": collector()}
+    """)
+    assert report["values"] == [50, 1], report
+    first, second, closed = report["counts"]
+    assert first >= 51 and second >= 51 and closed == 0, report
+    assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+
+
+def test_the_close_puts_the_collector_back_when_the_clean_up_raises():
+    report = in_fresh_interpreter("""
+    async def main():
+        calls = []
+        def cleanup():
+            calls.append(gc.get_freeze_count() > 0)
+            raise KeyError("from the clean-up")
+        WINDOW.enter()
+        frozen = gc.get_freeze_count() > 0
+        try:
+            WINDOW.leave(cleanup)
+        except KeyError:
+            calls.append("raised")
+        return {"frozen": frozen, "calls": calls, "after": collector()}
+    """)
+    assert report["frozen"] and report["calls"] == [True, "raised"], report
+    assert report["after"] == [0, [700, 10, 10], True, 0, 0, 0], report
