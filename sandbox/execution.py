@@ -233,11 +233,14 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     if phase == "start":
         WINDOW.hold(info["generation"])
         COLLECTING.running = True
-        context = None if _DECIMAL is None else _DECIMAL.get(None)
+        # At the end of a run the thread's context is `Releasing`'s own, dropped after it.
+        context = None if _DECIMAL is None or RELEASING.active else _DECIMAL.get(None)
         if context is not None:
             collection.context, collection.flags = context, context.flags.copy()
         return
     COLLECTING.running = False
+    if RELEASING.active:
+        return
     context, flags = collection.context, collection.flags
     collection.context = collection.flags = None
     now = None if _DECIMAL is None else _DECIMAL.get(None)

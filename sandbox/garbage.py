@@ -9,26 +9,32 @@ a gate of its own, and four reviews each found a place without one.
 
 `GarbageWindow` narrows where. While in-process runs are live:
 - everything that existed before the first of them is frozen (`gc.freeze`), so a collection sees
-  only objects made since;
+  only objects made since (the oldest generation included: it holds only what the window made);
 - a collection that starts outside every run's step (host code between steps, a binding, a host
   thread) frees nothing: it holds the young generations it was about to examine until the window
   closes, and their finalizers do not run in host code;
-- middle-generation collections are put off (its threshold raised), so nothing made in the window
-  reaches the oldest generation, where the closing collection would not look;
-- when the last live run ends, inside `execution.Releasing`, one collection of the young
-  generations finalizes what the runs left, then the caller's clean-up (the caches, the shared
-  state's put-back) undoes what that code wrote, and a second collection takes what the clean-up
-  let go of. Then the heap is unfrozen and the threshold put back.
+- when the last live run ends, inside `execution.Releasing`, the caller's clean-up (the caches,
+  the shared state's put-back) lets go of what shared holders kept of the runs, then collections
+  of every generation not frozen finalize what the runs left, again while the one before found
+  garbage (what finalized code makes or brings back to life, a review's resurrected cycle holding
+  a new generator, is examined by the next), up to `MAX_PASSES`; what is still there then is
+  quarantined (`QUARANTINE`: kept alive, never finalized). Then the heap is unfrozen.
 
 So a run's garbage is finalized in one of its own steps or at its own end, never in the host
 afterwards; a session's, at the end of the run that made it or, for what its runs kept, by one
 full collection when the session ends (`collect_all`). What it does not cover, each with the
 gates of `execution` and `output` that still apply: garbage freed in another concurrent
 in-process run's step (runs that overlap share one window), what a session's run drops of an
-earlier run's (frozen while the later run is live, then the host's collector's), and a host that
-froze objects itself (`gc.get_freeze_count()` above zero: unfreezing would release
-them, so no window opens). `HOLD_LIMIT` bounds what the window keeps: past it, collections free
-again (what they finalize is left to the gates) and what was held stays held until the close.
+earlier run's (frozen while the later run is live, then the host's collector's), and a host
+that froze objects itself (`gc.get_freeze_count()` above zero: unfreezing would release them,
+so no window opens).
+`HOLD_LIMIT` bounds what the window keeps: past it, collections free again (what they finalize
+is left to the gates) and what was held stays held until the close.
+
+The close's collections are of the oldest generation, which resets CPython's count of long-lived
+objects to what the window made: the host's next full collection comes after about ten middle-
+generation collections (some 70,000 net allocations) instead of after its long-lived objects
+grew by a quarter. That is at most one full collection of the host's heap per in-process run.
 """
 
 from __future__ import annotations
@@ -41,16 +47,19 @@ from .crossing import STEPPING
 
 #: Objects held by collections outside every step before the window stops holding (memory).
 HOLD_LIMIT = 1_000_000
-#: The middle generation's threshold while a window is open: never reached in practice.
-_PUT_OFF = 1 << 30
+#: Collections at the close, at most: the first, then one more while the last found garbage.
+MAX_PASSES = 8
+#: What the window made and still held when a close reached `MAX_PASSES`: finalized code that
+#: made new garbage with every collection (a generator whose `close` makes the next). Kept for
+#: the life of the process, so that none of its finalizers runs in the host's collections.
+QUARANTINE: list[list[object]] = []
 
 
 class GarbageWindow:
     """The process's one window (`WINDOW`): opened by the first live in-process run, closed by
     the last (`inprocess.InProcessRuntime.run`)."""
 
-    __slots__ = ("_lock", "runs", "frozen", "holding", "held", "held_count", "_threshold",
-                 "_older_collections")
+    __slots__ = ("_lock", "runs", "frozen", "holding", "held", "held_count")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -61,24 +70,18 @@ class GarbageWindow:
         self.holding = False
         self.held: list[list[object]] = []
         self.held_count = 0
-        self._threshold: tuple[int, ...] = ()
-        self._older_collections = 0
 
     def enter(self) -> None:
         """A run starts: the first live one opens the window."""
         with self._lock:
             self.runs += 1
-            if self.runs > 1 or gc.get_freeze_count():
-                return
-            gc.freeze()
-            self._threshold = gc.get_threshold()
-            gc.set_threshold(self._threshold[0], _PUT_OFF, *self._threshold[2:])
-            self._older_collections = _older_collections()
-            self.frozen = self.holding = True
+            if self.runs == 1 and not gc.get_freeze_count():
+                gc.freeze()
+                self.frozen = self.holding = True
 
     def leave(self, cleanup: Callable[[], None]) -> None:
         """A run ends (in `execution.Releasing`, after the host dropped the run's own objects):
-        `cleanup()` always runs; the last live run first finalizes the window's garbage here."""
+        `cleanup()` always runs; the last live run then finalizes the window's garbage here."""
         with self._lock:  # held to the end: a run another thread starts meanwhile waits for it
             self.runs -= 1
             if self.runs or not self.frozen:
@@ -86,28 +89,23 @@ class GarbageWindow:
                 return
             self.holding = False
             try:
-                self._finalize(cleanup)
+                self.held.clear()
+                self.held_count = 0
+                try:
+                    cleanup()
+                finally:
+                    self._finalize()
             finally:
-                gc.set_threshold(*self._threshold)
                 gc.unfreeze()
                 self.frozen = False
 
-    def _finalize(self, cleanup: Callable[[], None]) -> None:
-        """The close: the window's garbage, then `cleanup()`, then what that let go of, each
-        whatever the one before raised."""
-        self.held.clear()
-        self.held_count = 0
-        # Nothing made in the window reached the oldest generation unless something forced an
-        # older collection (a host's `gc.collect()`): then the oldest is examined too, and it
-        # holds only what the window made, the rest being frozen.
-        generation = 1 if _older_collections() == self._older_collections else 2
-        try:
-            gc.collect(generation)
-        finally:
-            try:
-                cleanup()
-            finally:
-                gc.collect(generation)  # what the clean-up let go of (caches' keys, put-back values)
+    def _finalize(self) -> None:
+        """Collections until one finds no garbage; after `MAX_PASSES`, what finalized code keeps
+        making is never let go (`QUARANTINE`), rather than left to the host's collector."""
+        for _ in range(MAX_PASSES):
+            if not gc.collect():
+                return
+        QUARANTINE.append([found for generation in range(3) for found in gc.get_objects(generation)])
 
     def collect_all(self, cleanup: Callable[[], None]) -> None:
         """The end of an in-process session (in `execution.Releasing`): what its runs kept is
@@ -132,12 +130,6 @@ class GarbageWindow:
             # Memory over promptness: later collections free again, where they start, and what
             # they finalize is left to the gates; what is held stays held until the window closes.
             self.holding = False
-
-
-def _older_collections() -> int:
-    """Collections of the middle and oldest generations so far (they move survivors older)."""
-    stats = gc.get_stats()
-    return int(stats[1]["collections"]) + int(stats[2]["collections"])
 
 
 WINDOW = GarbageWindow()

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 
 import anyio
 
-from .control import RunController, RunStopped, cancel_on, interruption
-from .crossing import SHARED
+from .control import COLLECTING, RELEASING, RunController, RunStopped, cancel_on, interruption
+from .crossing import SHARED, STEPPING
 from .enum_maps import ENUM_VALUE_MAPS
 from .execution import Execution, Releasing, syntax_result
 from .garbage import WINDOW
@@ -30,14 +30,38 @@ from .policy import PolicyError
 from .result import RunResult
 from .session import SessionState
 
-#: CPython's "coroutine ... was never awaited" about a snippet's coroutine, freed while a sandbox
-#: or snippet frame runs, is ignored: its text is the snippet's (`__qualname__`), and `warnings`
-#: kept it, per text, in the running host module's `__warningregistry__` for good (a review's
-#: runs grew `sandbox.scheduler`'s by 4 MB each) and printed it to the host's stderr. A run's
-#: unawaited tool calls are reported in its own log (`output.render_logs`). "ignore" writes no
-#: registry entry. Put back at each run, should a host's `catch_warnings` have dropped it.
-_UNAWAITED_FILTER = ("ignore", re.compile(r"coroutine .* was never awaited", re.I), RuntimeWarning,
-                     re.compile(r"(sandbox(\..*)?|__snippet__)\Z"), 0)
+
+class _InARun:
+    """The message pattern of a `warnings` filter that matches any text while a run's code, or
+    what CPython runs of a run late, runs on this thread: a step, a collection, the end of a run.
+    A warning raised there (the stdlib's `re` parser warns about a snippet's pattern; CPython's
+    "coroutine ... was never awaited" names a snippet's coroutine) is ignored, where `warnings`
+    would have kept its snippet-chosen text in the host module's `__warningregistry__` for good
+    and printed it to the host's stderr (reviews grew `sandbox.scheduler`'s and
+    `sandbox.shims.re`'s registries with every run). "ignore" writes no registry entry."""
+
+    __slots__ = ()
+
+    def match(self, text: str) -> bool:
+        return STEPPING.run is not None or COLLECTING.running or RELEASING.active
+
+
+#: Ignored: what a run's code warns, and CPython's never-awaited warning about a snippet's
+#: coroutine freed in a sandbox frame between steps. A run's unawaited tool calls are reported
+#: in its own log (`output.render_logs`).
+_QUIET = (
+    ("ignore", _InARun(), Warning, None, 0),
+    ("ignore", re.compile(r"coroutine .* was never awaited", re.I), RuntimeWarning,
+     re.compile(r"(sandbox(\..*)?|__snippet__)\Z"), 0),
+)
+
+
+def _quiet_warnings() -> None:
+    """Put `_QUIET` first among the `warnings` filters, should it not be there (a host's
+    `catch_warnings` drops it when it exits; a filter the host adds goes in front of it)."""
+    if warnings.filters[:len(_QUIET)] != list(_QUIET):
+        warnings.filters[:] = [*_QUIET, *(kept for kept in warnings.filters if kept not in _QUIET)]
+        warnings._filters_mutated()  # type: ignore[attr-defined]
 
 
 class InProcessRuntime:
@@ -59,9 +83,7 @@ class InProcessRuntime:
     ) -> RunResult:
         """One run; with `state` (a session's, `sandbox.sessions`), in that session's globals."""
         code, bindings, docs = escaped_inputs(code, bindings, docs)
-        if _UNAWAITED_FILTER not in warnings.filters:
-            warnings.filters.insert(0, _UNAWAITED_FILTER)
-            warnings._filters_mutated()  # type: ignore[attr-defined]
+        _quiet_warnings()
         # Before the run makes anything: what existed before is frozen, for the window's sake.
         WINDOW.enter()
         try:

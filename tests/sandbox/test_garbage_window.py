@@ -188,9 +188,9 @@ def test_past_its_hold_limit_the_window_lets_collections_free_again():
 
 @pytest.mark.parametrize("collect", ["gc.collect()", "gc.collect(1)"])
 def test_an_older_collection_in_the_window_is_followed_by_the_close(collect):
-    """The middle generation's threshold is put off in the window, so nothing the runs made
-    reaches the oldest generation; a host's explicit older collection does move survivors there,
-    and the close then examines the oldest generation too."""
+    """A host's explicit older collection during the run moves what survives it to an older
+    generation; the close examines every generation not frozen, which hold only what the window
+    made."""
     report = in_fresh_interpreter(f"""
     async def older():
         {collect}
@@ -244,3 +244,62 @@ def test_the_close_puts_the_collector_back_when_the_clean_up_raises():
     """)
     assert report["frozen"] and report["calls"] == [True, "raised"], report
     assert report["after"] == [0, [700, 10, 10], True, 0, 0, 0], report
+
+
+#: A review's: the first generator's late `close` (run by the close's collection) brings its
+#: garbage back to life (an iterator over `G`, put into `G`) and starts a new generator over `m2`,
+#: kept there; at 59fec26 both outlived the close, and the host's own later collection ran
+#: `m2.close`.
+RESURRECTS = """
+import collections, functools, heapq, itertools, decimal
+class M(map):
+    pass
+G = []
+H = []
+m2 = M(int, itertools.repeat(1))
+m2.close = functools.partial(decimal.Decimal(2).sqrt)
+late = itertools.chain(map(G.extend, [map(iter, [G])]), map(H.append, map(heapq.merge, [m2])),
+                       map(next, map(H.__getitem__, [0, 0])))
+m = M(int, itertools.repeat(1))
+m.close = functools.partial(collections.deque, late, 0)
+g = heapq.merge(m)
+next(g)
+next(g)
+G.append(g)
+G.append(H)
+G.append(G)
+del g, m, m2, G, H, late
+return 1
+"""
+
+
+def test_what_the_close_brings_back_to_life_is_collected_again():
+    report = in_fresh_interpreter("""
+    async def main():
+        gc.disable()
+        result = await sandbox.run(RESURRECTS, backend="inprocess")
+        return {"value": result.value, "left": snippet_objects(), "after": collector()}
+    """.replace("RESURRECTS", repr(RESURRECTS)))
+    assert report["value"] == 1, report
+    assert report["left"] == 0, report
+    assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+
+
+def test_what_still_makes_garbage_after_the_last_pass_is_never_let_go():
+    """With one pass, the resurrected cycle and its new generator are still there after the
+    close: they are quarantined, and the host's own collection later finalizes none of them."""
+    report = in_fresh_interpreter("""
+    import sandbox.garbage
+    sandbox.garbage.MAX_PASSES = 1
+    async def main():
+        gc.disable()
+        result = await sandbox.run(RESURRECTS, backend="inprocess")
+        left = snippet_objects()
+        gc.collect()
+        return {"value": result.value, "left": [left, snippet_objects()],
+                "quarantined": len(sandbox.garbage.QUARANTINE), "after": collector()}
+    """.replace("RESURRECTS", repr(RESURRECTS)))
+    assert report["value"] == 1, report
+    left, after_host_collection = report["left"]
+    assert left > 0 and after_host_collection == left and report["quarantined"] == 1, report
+    assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
