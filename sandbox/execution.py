@@ -338,6 +338,9 @@ class Execution:
             self.scheduler.tick = self.budget.tick
         self.pending_calls: list[PendingCall] = []
         self.decimal_context = decimal.Context()
+        #: What ended the run (`describe_exception`), kept so that its traceback, and the
+        #: snippet frames it holds, go with the run, not where a host `except` clause ends.
+        self.ended: BaseException | None = None
         if compiled is None:
             compiled = compile_snippet(code, limits, budget=budget, session=state is not None)
 
@@ -480,7 +483,13 @@ class Execution:
         """What ended the run: the host's own verdict if it stopped the run (never what the
         exception says), a real allocation failure as `memory`, else the snippet's exception.
         A `RunStopped` the host did not raise for this run (a subclass, one kept from an earlier
-        run of a session) is the snippet's own `exception`."""
+        run of a session) is the snippet's own `exception`.
+
+        The exception stays with the run (`ended`): the host's `except ... as` clause that
+        caught it would otherwise free it, and the frames its traceback holds, in host code
+        outside every gate (a review's generator, held only by a frame of the snippet's that
+        an output-limit stop unwound, ran its delegate's late `close` there)."""
+        self.ended = exc
         if self.verdict.error is not None:
             return self.verdict.error
         if out_of_memory(exc):

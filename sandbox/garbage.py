@@ -18,7 +18,8 @@ a gate of its own, and four reviews each found a place without one.
   of every generation not frozen finalize what the runs left, again while the one before found
   garbage (what finalized code makes or brings back to life, a review's resurrected cycle holding
   a new generator, is examined by the next), up to `MAX_PASSES`; what is still there then is
-  quarantined (`QUARANTINE`: kept alive, never finalized). Then the heap is unfrozen.
+  quarantined (`QUARANTINE`: what of it is garbage is kept alive, never finalized). Then the
+  heap is unfrozen.
 
 So a run's garbage is finalized in one of its own steps or at its own end, never in the host
 afterwards; a session's, at the end of the run that made it or, for what its runs kept, by one
@@ -40,6 +41,7 @@ grew by a quarter. That is at most one full collection of the host's heap per in
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Callable
 
@@ -105,7 +107,7 @@ class GarbageWindow:
         for _ in range(MAX_PASSES):
             if not gc.collect():
                 return
-        QUARANTINE.append([found for generation in range(3) for found in gc.get_objects(generation)])
+        QUARANTINE.append(_young_garbage())
 
     def collect_all(self, cleanup: Callable[[], None]) -> None:
         """The end of an in-process session (in `execution.Releasing`): what its runs kept is
@@ -130,6 +132,33 @@ class GarbageWindow:
             # Memory over promptness: later collections free again, where they start, and what
             # they finalize is left to the gates; what is held stays held until the window closes.
             self.holding = False
+
+
+def _young_garbage() -> list[object]:
+    """What the generations not frozen hold that nothing outside them refers to, worked out as the
+    collector does (references from within subtracted from reference counts), without finalizing
+    any of it: never an object the host still holds (a review's quarantine of every young object
+    kept the host's own, made while the window was open, for good)."""
+    young = gc.get_objects(0)  # not itself; the lists added below are not in these generations
+    young += gc.get_objects(1)
+    young += gc.get_objects(2)
+    at = {id(found): n for n, found in enumerate(young)}
+    # Each count includes `young`'s reference, the loop's and the call's own.
+    outside = [sys.getrefcount(found) - 3 for found in young]
+    for found in young:
+        for referent in gc.get_referents(found):
+            n = at.get(id(referent))
+            if n is not None:
+                outside[n] -= 1
+    pending = [n for n, count in enumerate(outside) if count > 0]
+    reached = set(pending)
+    while pending:
+        for referent in gc.get_referents(young[pending.pop()]):
+            n = at.get(id(referent))
+            if n is not None and n not in reached:
+                reached.add(n)
+                pending.append(n)
+    return [found for n, found in enumerate(young) if n not in reached]
 
 
 WINDOW = GarbageWindow()

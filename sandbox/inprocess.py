@@ -15,7 +15,8 @@ import sys
 import time
 import typing
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import anyio
 
@@ -49,19 +50,40 @@ class _InARun:
 #: Ignored: what a run's code warns, and CPython's never-awaited warning about a snippet's
 #: coroutine freed in a sandbox frame between steps. A run's unawaited tool calls are reported
 #: in its own log (`output.render_logs`).
+_IN_A_RUN = _InARun()
 _QUIET = (
-    ("ignore", _InARun(), Warning, None, 0),
+    ("ignore", _IN_A_RUN, Warning, None, 0),
     ("ignore", re.compile(r"coroutine .* was never awaited", re.I), RuntimeWarning,
      re.compile(r"(sandbox(\..*)?|__snippet__)\Z"), 0),
 )
 
 
-def _quiet_warnings() -> None:
+class _QuietUnraisable:
+    """`sys.unraisablehook` in front of the host's: drops CPython's "Exception ignored in ..."
+    report while a run's code runs on this thread (`_InARun`), where the exception's text is the
+    snippet's (a review's freed generator's delegate `close`, `partial(int, text)`, printed that
+    text to the host's stderr); otherwise passes it on."""
+
+    __slots__ = ("host",)
+
+    def __init__(self, host: Callable[[Any], object]) -> None:
+        self.host = host
+
+    def __call__(self, unraisable: Any) -> None:
+        if not _IN_A_RUN.match(""):
+            self.host(unraisable)
+
+
+
+def _quiet_reports() -> None:
     """Put `_QUIET` first among the `warnings` filters, should it not be there (a host's
-    `catch_warnings` drops it when it exits; a filter the host adds goes in front of it)."""
+    `catch_warnings` drops it when it exits; a filter the host adds goes in front of it), and
+    `_QuietUnraisable` in front of the host's unraisable hook."""
     if warnings.filters[:len(_QUIET)] != list(_QUIET):
         warnings.filters[:] = [*_QUIET, *(kept for kept in warnings.filters if kept not in _QUIET)]
         warnings._filters_mutated()  # type: ignore[attr-defined]
+    if type(sys.unraisablehook) is not _QuietUnraisable:
+        sys.unraisablehook = _QuietUnraisable(sys.unraisablehook)
 
 
 class InProcessRuntime:
@@ -83,7 +105,7 @@ class InProcessRuntime:
     ) -> RunResult:
         """One run; with `state` (a session's, `sandbox.sessions`), in that session's globals."""
         code, bindings, docs = escaped_inputs(code, bindings, docs)
-        _quiet_warnings()
+        _quiet_reports()
         # Before the run makes anything: what existed before is frozen, for the window's sake.
         WINDOW.enter()
         try:

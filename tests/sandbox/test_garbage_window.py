@@ -303,3 +303,32 @@ def test_what_still_makes_garbage_after_the_last_pass_is_never_let_go():
     left, after_host_collection = report["left"]
     assert left > 0 and after_host_collection == left and report["quarantined"] == 1, report
     assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+
+
+def test_the_quarantine_keeps_nothing_the_host_holds():
+    """A review's quarantine took every object not frozen, the host's own made while the window
+    was open among them, for good. It takes garbage only: what nothing outside refers to."""
+    report = in_fresh_interpreter("""
+    import weakref
+    import sandbox.garbage
+    sandbox.garbage.MAX_PASSES = 1
+    freed, box = [], []
+    class HostThing:
+        pass
+    async def make():
+        thing = HostThing()
+        thing.me = thing
+        weakref.finalize(thing, freed.append, "freed")
+        box.append(thing)
+        return 1
+    async def main():
+        gc.disable()
+        code = RESURRECTS.replace("return 1", "return await tools.make()")
+        result = await sandbox.run(code, backend="inprocess", bindings={"make": make})
+        quarantined = sum(map(len, sandbox.garbage.QUARANTINE))
+        box.clear()
+        gc.collect()
+        return {"value": result.value, "quarantined": quarantined, "freed": freed}
+    """.replace("RESURRECTS", repr(RESURRECTS)))
+    assert report["value"] == 1, report
+    assert report["quarantined"] > 0 and report["freed"] == ["freed"], report

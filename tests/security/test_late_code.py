@@ -1265,3 +1265,79 @@ print(json.dumps(anyio.run(main)))
     assert report["values"] == [50, 50, 50], report
     assert report["grew"] <= 1, report  # a registry's "version" entry, not one per coroutine
     assert "INJECTED" not in report["stderr"], report["stderr"][-500:]
+
+
+#: A generator held only by a frame of the snippet's that the run's end unwinds: its delegate's
+#: `close` flags the decimal context it runs with, and makes `re` warn.
+HELD_BY_A_FRAME = """
+import decimal, functools, heapq, itertools, re
+class M(map):
+    pass
+m = M(int, itertools.repeat(1))
+m.close = functools.partial(list, itertools.chain(map(decimal.Decimal.sqrt, [decimal.Decimal(2)]),
+                                                   map(re.compile, ["x" * 7 + "[[late]"])))
+g = heapq.merge(m)
+next(g)
+next(g)
+del m
+"""
+
+ENDS = {
+    "output-limit": "s = 'y' * 100000\nwhile True:\n    print(s)\n",
+    "exception": "raise ValueError('the end')\n",
+}
+
+
+@pytest.mark.parametrize("end", ENDS.values(), ids=ENDS.keys())
+def test_what_ends_a_run_is_let_go_of_with_the_run(end):
+    """An output-limit stop, raised in the snippet's frames, was caught by the host's `except
+    RunStopped as stopped` and freed where that clause ended, in host code outside every gate:
+    its traceback's frames were the only holders of a generator, whose delegate's late `close`
+    flagged the host's decimal context and wrote `re`'s warning to its stderr. What ends a run
+    stays with the run (`Execution.ended`) and goes at its end."""
+    child = """
+import decimal, json, sys, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+async def main():
+    decimal.getcontext().clear_flags()
+    result = await sandbox.run(CODE, backend="inprocess")
+    flags = sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on)
+    return {"kind": result.error.kind, "flags": flags}
+print(json.dumps(anyio.run(main)))
+"""
+    report = _in_child(child, CODE=HELD_BY_A_FRAME + end)
+    assert report["kind"] in ("output-limit", "exception"), report
+    assert report["flags"] == [], report
+    assert "late" not in report["stderr"] and "Warning" not in report["stderr"], report["stderr"][-500:]
+
+
+def test_what_a_freed_generator_raises_in_a_step_never_reaches_the_hosts_stderr():
+    """CPython reports an exception a finalizer raised ("Exception ignored in ...") through
+    `sys.unraisablehook`, to the host's stderr; a review's text came from the snippet's
+    `partial(int, text)`. Inside a run's step, a collection or the end of a run, the report is
+    dropped; elsewhere the host's own hook gets it."""
+    child = """
+import json, sys, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+async def main():
+    result = await sandbox.run(CODE, backend="inprocess")
+    return {"value": result.value}
+print(json.dumps(anyio.run(main)))
+"""
+    code = """
+import functools, heapq, itertools
+class M(map):
+    pass
+m = M(int, itertools.repeat(1))
+m.close = functools.partial(int, "SNIPPET TEXT ON THE HOST'S STDERR")
+g = heapq.merge(m)
+next(g)
+next(g)
+del m, g
+return "done"
+"""
+    report = _in_child(child, CODE=code)
+    assert report["value"] == "done", report
+    assert "SNIPPET TEXT" not in report["stderr"] and "Exception ignored" not in report["stderr"], report
