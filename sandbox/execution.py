@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from .aio import ASYNCIO_SHIM
 from .control import COLLECTING, RELEASING, RunOverError, RunStopped, Verdict
 from .crossing import STEPPING
-from .garbage import WINDOW
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
@@ -231,7 +230,6 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     frees what the first is still reading (CPython crashed so)."""
     collection = _COLLECTION
     if phase == "start":
-        WINDOW.hold(info["generation"])
         COLLECTING.running = True
         # At the end of a run the thread's context is `Releasing`'s own, dropped after it.
         context = None if _DECIMAL is None or RELEASING.active else _DECIMAL.get(None)

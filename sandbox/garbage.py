@@ -1,4 +1,4 @@
-"""Where an in-process run's garbage is finalized: in one of its steps, or at its end.
+"""Where an in-process run's garbage is finalized: while it runs, or at its end, never after.
 
 CPython finalizes a reference cycle when a collection finds it, and a collection starts wherever
 any code on any thread allocates. For an in-process run's objects that was anywhere: inside host
@@ -10,27 +10,28 @@ a gate of its own, and four reviews each found a place without one.
 `GarbageWindow` narrows where. While in-process runs are live:
 - everything that existed before the first of them is frozen (`gc.freeze`), so a collection sees
   only objects made since (the oldest generation included: it holds only what the window made);
-- a collection that starts outside every run's step (host code between steps, a binding, a host
-  thread) frees nothing: it holds the young generations it was about to examine until the window
-  closes, and their finalizers do not run in host code;
 - when the last live run ends, inside `execution.Releasing`, the caller's clean-up (the caches,
   the shared state's put-back) lets go of what shared holders kept of the runs, then collections
   of every generation not frozen finalize what the runs left, again while the one before found
   garbage (what finalized code makes or brings back to life, a review's resurrected cycle holding
   a new generator, is examined by the next), up to `MAX_PASSES`; what is still there then is
-  quarantined (`QUARANTINE`: what of it is garbage is kept alive, never finalized). Then the
-  heap is unfrozen.
+  quarantined (`QUARANTINE`: what of it is garbage is kept alive, never finalized; the run ends
+  `crashed`, and past `QUARANTINE_LIMIT` in-process runs refuse). Then the heap is unfrozen.
 
-So a run's garbage is finalized in one of its own steps or at its own end, never in the host
-afterwards; a session's, at the end of the run that made it or, for what its runs kept, by one
-full collection when the session ends (`collect_all`). What it does not cover, each with the
+So a run's garbage is finalized while it runs (in a collection that starts in one of its steps,
+or in host code meanwhile, where the gates of `execution` and `output` stand) or at its end,
+never after it; a session's, at the end of the run that made it or, for what its runs kept, by
+one full collection when the session ends (`collect_all`). What it does not cover, each with the
 gates of `execution` and `output` that still apply: garbage freed in another concurrent
 in-process run's step (runs that overlap share one window), what a session's run drops of an
 earlier run's (frozen while the later run is live, then the host's collector's), and a host
 that froze objects itself (`gc.get_freeze_count()` above zero: unfreezing would release them,
 so no window opens).
-`HOLD_LIMIT` bounds what the window keeps: past it, collections free again (what they finalize
-is left to the gates) and what was held stays held until the close.
+
+Collections that start in host code while a run is live are not held off: keeping what they
+would free means taking references inside the collector's callback, to objects C code may still
+be building with a reference count of one (`tuple(generator)`'s result, which CPython then
+resizes): a first version did, and CPython raised `SystemError` in the host.
 
 The close's collections are of the oldest generation, which resets CPython's count of long-lived
 objects to what the window made: the host's next full collection comes after about ten middle-
@@ -45,33 +46,31 @@ import sys
 import threading
 from collections.abc import Callable
 
-from .crossing import STEPPING
-
-#: Objects held by collections outside every step before the window stops holding (memory).
-HOLD_LIMIT = 1_000_000
 #: Collections at the close, at most: the first, then one more while the last found garbage.
 MAX_PASSES = 8
 #: What the window made and still held when a close reached `MAX_PASSES`: finalized code that
 #: made new garbage with every collection (a generator whose `close` makes the next). Kept for
-#: the life of the process, so that none of its finalizers runs in the host's collections.
+#: the life of the process, so that none of its finalizers runs in the host's collections; the
+#: run that left it ends `crashed` (`inprocess.QUARANTINED`).
 QUARANTINE: list[list[object]] = []
+#: Bytes the quarantine may keep before in-process runs refuse (`inprocess.QUARANTINE_FULL`): a
+#: review's runs left 190 MB each there.
+QUARANTINE_LIMIT = 256 * 1024 * 1024
 
 
 class GarbageWindow:
     """The process's one window (`WINDOW`): opened by the first live in-process run, closed by
     the last (`inprocess.InProcessRuntime.run`)."""
 
-    __slots__ = ("_lock", "runs", "frozen", "holding", "held", "held_count")
+    __slots__ = ("_lock", "runs", "frozen", "quarantined_bytes")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.runs = 0
         #: The window froze the heap (False while closed, or when the host had frozen objects).
         self.frozen = False
-        #: Whether a collection outside every step holds what it examines.
-        self.holding = False
-        self.held: list[list[object]] = []
-        self.held_count = 0
+        #: What `QUARANTINE` keeps, in bytes (`_size`).
+        self.quarantined_bytes = 0
 
     def enter(self) -> None:
         """A run starts: the first live one opens the window."""
@@ -79,35 +78,41 @@ class GarbageWindow:
             self.runs += 1
             if self.runs == 1 and not gc.get_freeze_count():
                 gc.freeze()
-                self.frozen = self.holding = True
+                self.frozen = True
 
-    def leave(self, cleanup: Callable[[], None]) -> None:
+    def leave(self, cleanup: Callable[[], None]) -> int:
         """A run ends (in `execution.Releasing`, after the host dropped the run's own objects):
-        `cleanup()` always runs; the last live run then finalizes the window's garbage here."""
+        `cleanup()` always runs; the last live run then finalizes the window's garbage here.
+        How many objects the close quarantined (0: none, as for every run that is not hostile)."""
         with self._lock:  # held to the end: a run another thread starts meanwhile waits for it
             self.runs -= 1
             if self.runs or not self.frozen:
                 cleanup()
-                return
-            self.holding = False
+                return 0
             try:
-                self.held.clear()
-                self.held_count = 0
                 try:
                     cleanup()
                 finally:
-                    self._finalize()
+                    quarantined = self._finalize()
             finally:
                 gc.unfreeze()
                 self.frozen = False
+            return quarantined
 
-    def _finalize(self) -> None:
+    def _finalize(self) -> int:
         """Collections until one finds no garbage; after `MAX_PASSES`, what finalized code keeps
         making is never let go (`QUARANTINE`), rather than left to the host's collector."""
         for _ in range(MAX_PASSES):
             if not gc.collect():
-                return
-        QUARANTINE.append(_young_garbage())
+                return 0
+        kept = _young_garbage()
+        QUARANTINE.append(kept)
+        self.quarantined_bytes += _size(kept)
+        return len(kept)
+
+    def quarantine_full(self) -> bool:
+        """Whether what the quarantine keeps is past `QUARANTINE_LIMIT` (in-process runs refuse)."""
+        return self.quarantined_bytes > QUARANTINE_LIMIT
 
     def collect_all(self, cleanup: Callable[[], None]) -> None:
         """The end of an in-process session (in `execution.Releasing`): what its runs kept is
@@ -119,19 +124,18 @@ class GarbageWindow:
         finally:
             cleanup()
 
-    def hold(self, generation: int) -> None:
-        """From the collector hook, as a collection of `generation` starts: outside every run's
-        step, keep what it examines (the young generations, all made in the window) alive."""
-        if not self.holding or STEPPING.run is not None:
-            return
-        for young in range(generation + 1):
-            objects = gc.get_objects(young)
-            self.held.append(objects)
-            self.held_count += len(objects)
-        if self.held_count > HOLD_LIMIT:
-            # Memory over promptness: later collections free again, where they start, and what
-            # they finalize is left to the gates; what is held stays held until the window closes.
-            self.holding = False
+
+def _size(kept: list[object]) -> int:
+    """Bytes `kept` holds: each object's own size and that of the objects it refers to that the
+    collector does not track (a `bytearray`'s buffer, a `str`), each counted once."""
+    seen: set[int] = set()
+    size = 0
+    for found in kept:
+        for part in (found, *gc.get_referents(found)):
+            if id(part) not in seen and (part is found or not gc.is_tracked(part)):
+                seen.add(id(part))
+                size += sys.getsizeof(part)
+    return size
 
 
 def _young_garbage() -> list[object]:

@@ -28,7 +28,7 @@ from .garbage import WINDOW
 from .host import Bindings, CallScope, escaped_inputs, invoke
 from .limits import Limits, wall_time_message
 from .policy import PolicyError
-from .result import RunResult
+from .result import RunError, RunResult
 from .session import SessionState
 
 
@@ -86,6 +86,14 @@ def _quiet_reports() -> None:
         sys.unraisablehook = _QuietUnraisable(sys.unraisablehook)
 
 
+#: A run whose objects, finalized at its end, kept making new garbage (`garbage.QUARANTINE`).
+QUARANTINED = ("the run's objects kept making new objects as they were cleaned up; "
+               "they are kept, never cleaned up, for the life of this process")
+#: Runs refused once what the quarantine keeps passes `garbage.QUARANTINE_LIMIT`.
+QUARANTINE_FULL = ("this process keeps too many objects of earlier in-process runs that could not "
+                   "be cleaned up; run snippets in a new process")
+
+
 class InProcessRuntime:
     """Runs snippets in the calling process. Stateless: every run builds fresh globals and shims
     (a session's runs share the session's, `sandbox.open_session`)."""
@@ -105,6 +113,8 @@ class InProcessRuntime:
     ) -> RunResult:
         """One run; with `state` (a session's, `sandbox.sessions`), in that session's globals."""
         code, bindings, docs = escaped_inputs(code, bindings, docs)
+        if WINDOW.quarantine_full():
+            return RunResult(value=None, logs=[], error=RunError("crashed", QUARANTINE_FULL))
         _quiet_reports()
         # Before the run makes anything: what existed before is frozen, for the window's sake.
         WINDOW.enter()
@@ -117,36 +127,9 @@ class InProcessRuntime:
             if isinstance(exc, PolicyError):
                 return syntax_result(exc)
             raise
-        if controller is not None and controller.on_output is not None:
-            execution.output.sink = controller.output
-        sched = execution.scheduler
-        outcome: RunResult | None = None
+        quarantined = 0
         try:
-            # Fast path: a snippet that never waits finishes here, with no task group to set up.
-            try:
-                execution.start()
-                execution.step()
-                if sched.main_done:
-                    with execution.run_context():  # pending tasks' `finally`, in the run's context
-                        sched.close()
-                    return execution.result()
-            except RunStopped as stopped:
-                return execution.failure(execution.describe_exception(stopped))
-            except MemoryError as exc:
-                return execution.failure(execution.describe_exception(exc))
-            with anyio.move_on_after(limits.wall_time) as deadline:
-                async with anyio.create_task_group() as tg:
-                    cancel_on(controller, tg)
-                    try:
-                        outcome = await _drive(execution, bindings, tg, controller)
-                    finally:
-                        tg.cancel_scope.cancel()
-            if outcome is None:
-                outcome = execution.failure(interruption(
-                    controller, deadline.cancelled_caught, wall_time_message(limits.wall_time),
-                    "the run ended without a result",
-                ))
-            return outcome
+            result = await _run(execution, bindings, limits, controller)
         finally:
             # What only the run held, what it left in cycles (`garbage.WINDOW`) and what the
             # clean-up lets go of (the caches' keys, the put-back's values) goes here, not wherever
@@ -156,8 +139,45 @@ class InProcessRuntime:
                 try:
                     _end_run(execution, state)
                 finally:
-                    del execution, sched
-                    WINDOW.leave(lambda: release_shared(groups))
+                    del execution
+                    quarantined = WINDOW.leave(lambda: release_shared(groups))
+        if quarantined:
+            return RunResult(value=None, logs=result.logs, error=RunError("crashed", QUARANTINED))
+        return result
+
+
+async def _run(execution: Execution, bindings: Bindings, limits: Limits,
+               controller: RunController | None) -> RunResult:
+    """The run itself, up to its result (`InProcessRuntime.run` lets go of it after)."""
+    if controller is not None and controller.on_output is not None:
+        execution.output.sink = controller.output
+    sched = execution.scheduler
+    outcome: RunResult | None = None
+    # Fast path: a snippet that never waits finishes here, with no task group to set up.
+    try:
+        execution.start()
+        execution.step()
+        if sched.main_done:
+            with execution.run_context():  # pending tasks' `finally`, in the run's context
+                sched.close()
+            return execution.result()
+    except RunStopped as stopped:
+        return execution.failure(execution.describe_exception(stopped))
+    except MemoryError as exc:
+        return execution.failure(execution.describe_exception(exc))
+    with anyio.move_on_after(limits.wall_time) as deadline:
+        async with anyio.create_task_group() as tg:
+            cancel_on(controller, tg)
+            try:
+                outcome = await _drive(execution, bindings, tg, controller)
+            finally:
+                tg.cancel_scope.cancel()
+    if outcome is None:
+        outcome = execution.failure(interruption(
+            controller, deadline.cancelled_caught, wall_time_message(limits.wall_time),
+            "the run ended without a result",
+        ))
+    return outcome
 
 
 def _end_run(execution: Execution, state: SessionState | None) -> None:

@@ -30,8 +30,7 @@ def snippet_objects():
                or (isinstance(o, type) and o.__module__ == "__snippet__"))
 
 def collector():
-    return [gc.get_freeze_count(), list(gc.get_threshold()), gc.isenabled(), WINDOW.runs,
-            WINDOW.held_count, len(WINDOW.held)]
+    return [gc.get_freeze_count(), list(gc.get_threshold()), gc.isenabled(), WINDOW.runs]
 
 CYCLES = '''
 class Node:
@@ -39,15 +38,6 @@ class Node:
         self.me = self
 nodes = [Node() for i in range(50)]
 '''
-"""
-
-
-#: A run that drops its cycles, then awaits the binding `collect` (defined before it).
-DROP_AND_COLLECT = """
-    async def main():
-        result = await sandbox.run(CYCLES + "del nodes\\nawait tools.collect()\\nreturn 1",
-                                   backend="inprocess", bindings={"collect": collect})
-        return {"value": result.value, "seen": seen, "left": snippet_objects(), "after": collector()}
 """
 
 
@@ -74,26 +64,25 @@ def test_a_runs_cycles_are_gone_when_the_run_returns():
     """)
     assert report["value"] == 50, report
     assert report["left"] == 0, report
-    assert report["before"] == report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+    assert report["before"] == report["after"] == [0, [700, 10, 10], False, 0], report
 
 
-def test_a_collection_in_host_code_during_the_run_frees_nothing_of_it():
-    """A binding's `gc.collect()` runs in host code, between the run's steps: it keeps what it
-    would have freed, and the run's end finalizes it."""
+def test_collections_during_a_run_take_no_reference_to_what_c_code_is_building():
+    """A first version kept what a collection in host code would have freed, taking references
+    inside the collector's callback: `tuple(generator)`'s result, still being built with one
+    reference, could then not be resized, and CPython raised `SystemError` in the host (in the
+    compiler's walk over a snippet's functions). Collections at nearly every allocation, runs
+    with nested functions and a binding's own tuple building: nothing fails."""
     report = in_fresh_interpreter("""
-    seen = {}
-    async def collect():
-        seen["before"] = snippet_objects()
-        seen["found"] = gc.collect()
-        seen["after"] = snippet_objects()
-        seen["held"] = WINDOW.held_count > 0
-        return 1
-    """ + DROP_AND_COLLECT)
-    assert report["value"] == 1, report
-    seen = report["seen"]
-    assert seen["before"] >= 51 and seen["after"] == seen["before"] and seen["held"], report
-    assert report["left"] == 0, report
-    assert report["after"] == [0, [700, 10, 10], True, 0, 0, 0], report
+    async def build():
+        return len(tuple(str(i) for i in range(2000)))
+    async def main():
+        gc.set_threshold(1)
+        code = CYCLES + "def f():\\n    def g():\\n        return 1\\n    return g()\\nreturn f() + await tools.build()"
+        results = [await sandbox.run(code, backend="inprocess", bindings={"build": build}) for _ in range(5)]
+        return {"values": [r.value for r in results], "errors": [str(r.error) for r in results if r.error]}
+    """)
+    assert report["values"] == [2001] * 5 and report["errors"] == [], report
 
 
 def test_the_collector_is_put_back_whatever_ends_the_run():
@@ -120,7 +109,7 @@ def test_the_collector_is_put_back_whatever_ends_the_run():
     """)
     assert report["kinds"] == ["syntax", "exception", "timeout", "memory", "cancelled"], report
     assert report["left"] == 0, report
-    assert report["after"] == [0, [500, 7, 9], False, 0, 0, 0], report
+    assert report["after"] == [0, [500, 7, 9], False, 0], report
 
 
 def test_overlapping_runs_share_one_window_and_the_last_closes_it():
@@ -142,7 +131,7 @@ def test_overlapping_runs_share_one_window_and_the_last_closes_it():
     """)
     assert len(report["states"]) == 2 and [True, 2] in report["states"], report  # they overlapped
     assert report["left"] == 0, report
-    assert report["after"][:1] + report["after"][3:] == [0, 0, 0, 0], report
+    assert report["after"][:1] + report["after"][3:] == [0, 0], report
 
 
 def test_a_host_that_froze_objects_itself_keeps_them_frozen():
@@ -161,29 +150,8 @@ def test_a_host_that_froze_objects_itself_keeps_them_frozen():
     assert report["value"] == 50, report
     frozen, frozen_after = report["frozen"]
     assert frozen > 1000 and frozen_after > 1000, report  # not unfrozen (objects freed leave it)
-    assert report["kept"] == [999] and report["after"] == [0, 0, 0], report
+    assert report["kept"] == [999] and report["after"] == [0], report
     assert report["collected"], report
-
-
-def test_past_its_hold_limit_the_window_lets_collections_free_again():
-    """Memory over promptness: once collections outside steps have held `HOLD_LIMIT` objects,
-    later ones free what they find; what was held is let go at the close."""
-    report = in_fresh_interpreter("""
-    import sandbox.garbage
-    sandbox.garbage.HOLD_LIMIT = 10
-    seen = {}
-    async def collect():
-        gc.collect()
-        seen["holding"] = WINDOW.holding
-        seen["before"] = snippet_objects()
-        gc.collect()
-        seen["after"] = snippet_objects()
-        return 1
-    """ + DROP_AND_COLLECT)
-    assert report["value"] == 1, report
-    assert report["seen"]["holding"] is False, report
-    assert report["left"] == 0, report
-    assert report["after"] == [0, [700, 10, 10], True, 0, 0, 0], report
 
 
 @pytest.mark.parametrize("collect", ["gc.collect()", "gc.collect(1)"])
@@ -203,7 +171,7 @@ def test_an_older_collection_in_the_window_is_followed_by_the_close(collect):
     """)
     assert report["value"] == 1, report
     assert report["left"] == 0, report
-    assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+    assert report["after"] == [0, [700, 10, 10], False, 0], report
 
 
 def test_what_a_sessions_runs_kept_is_finalized_when_the_session_closes():
@@ -224,7 +192,7 @@ def test_what_a_sessions_runs_kept_is_finalized_when_the_session_closes():
     assert report["values"] == [50, 1], report
     first, second, closed = report["counts"]
     assert first >= 51 and second >= 51 and closed == 0, report
-    assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+    assert report["after"] == [0, [700, 10, 10], False, 0], report
 
 
 def test_the_close_puts_the_collector_back_when_the_clean_up_raises():
@@ -243,7 +211,7 @@ def test_the_close_puts_the_collector_back_when_the_clean_up_raises():
         return {"frozen": frozen, "calls": calls, "after": collector()}
     """)
     assert report["frozen"] and report["calls"] == [True, "raised"], report
-    assert report["after"] == [0, [700, 10, 10], True, 0, 0, 0], report
+    assert report["after"] == [0, [700, 10, 10], True, 0], report
 
 
 #: A review's: the first generator's late `close` (run by the close's collection) brings its
@@ -282,27 +250,34 @@ def test_what_the_close_brings_back_to_life_is_collected_again():
     """.replace("RESURRECTS", repr(RESURRECTS)))
     assert report["value"] == 1, report
     assert report["left"] == 0, report
-    assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+    assert report["after"] == [0, [700, 10, 10], False, 0], report
 
 
 def test_what_still_makes_garbage_after_the_last_pass_is_never_let_go():
     """With one pass, the resurrected cycle and its new generator are still there after the
-    close: they are quarantined, and the host's own collection later finalizes none of them."""
+    close: they are quarantined, the host's own collection later finalizes none of them, and
+    the run ends `crashed`. Past the quarantine's limit, in-process runs refuse."""
     report = in_fresh_interpreter("""
     import sandbox.garbage
     sandbox.garbage.MAX_PASSES = 1
+    sandbox.garbage.QUARANTINE_LIMIT = 0
     async def main():
         gc.disable()
         result = await sandbox.run(RESURRECTS, backend="inprocess")
         left = snippet_objects()
         gc.collect()
-        return {"value": result.value, "left": [left, snippet_objects()],
+        refused = await sandbox.run("return 1", backend="inprocess")
+        return {"error": [result.error.kind, result.error.message], "left": [left, snippet_objects()],
+                "refused": [refused.error.kind, refused.error.message],
                 "quarantined": len(sandbox.garbage.QUARANTINE), "after": collector()}
     """.replace("RESURRECTS", repr(RESURRECTS)))
-    assert report["value"] == 1, report
+    from sandbox.inprocess import QUARANTINE_FULL, QUARANTINED
+
+    assert report["error"] == ["crashed", QUARANTINED], report
+    assert report["refused"] == ["crashed", QUARANTINE_FULL], report
     left, after_host_collection = report["left"]
     assert left > 0 and after_host_collection == left and report["quarantined"] == 1, report
-    assert report["after"] == [0, [700, 10, 10], False, 0, 0, 0], report
+    assert report["after"] == [0, [700, 10, 10], False, 0], report
 
 
 def test_the_quarantine_keeps_nothing_the_host_holds():
@@ -328,7 +303,17 @@ def test_the_quarantine_keeps_nothing_the_host_holds():
         quarantined = sum(map(len, sandbox.garbage.QUARANTINE))
         box.clear()
         gc.collect()
-        return {"value": result.value, "quarantined": quarantined, "freed": freed}
+        return {"kind": result.error.kind, "quarantined": quarantined, "freed": freed}
     """.replace("RESURRECTS", repr(RESURRECTS)))
-    assert report["value"] == 1, report
+    assert report["kind"] == "crashed", report
     assert report["quarantined"] > 0 and report["freed"] == ["freed"], report
+
+
+def test_the_quarantines_size_counts_the_buffers_its_objects_hold():
+    """A review's quarantined lists held 50 MB `bytearray`s, which the collector does not track:
+    the limit counts them."""
+    from sandbox.garbage import _size
+
+    buffer = bytearray(10**6)
+    assert _size([[buffer], [buffer]]) > 10**6
+    assert _size([[buffer], [buffer]]) < 2 * 10**6  # each counted once
