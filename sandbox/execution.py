@@ -265,7 +265,17 @@ class _RunContext:
         self.execution = execution
 
     def __enter__(self) -> None:
+        # The run's state first, then the step: "in a step" is never true while any of the host's
+        # state is installed. `decimal.setcontext` allocates, and a collection that started there
+        # ran a run's late generator as in its step, with the host's decimal context and its
+        # loop's async-generator hooks (a review set the host's precision and traps so).
         execution = self.execution
+        self.saved = decimal.getcontext()
+        decimal.setcontext(execution.decimal_context)
+        self.stdout = sys.stdout
+        sys.stdout = execution.log_stream  # type: ignore[assignment]
+        self.hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(firstiter=None, finalizer=None)
         self.stepping = STEPPING.run
         STEPPING.run = execution.run_token
         flags = execution.shim_state
@@ -273,23 +283,19 @@ class _RunContext:
         if execution.budget is not None and not self.was:
             execution.budget.enter()
         flags["in_run"] = threading.get_ident()  # the stepping thread (`ShimContext.stepping`)
-        self.saved = decimal.getcontext()
-        decimal.setcontext(execution.decimal_context)
-        self.stdout = sys.stdout
-        sys.stdout = execution.log_stream  # type: ignore[assignment]
-        self.hooks = sys.get_asyncgen_hooks()
-        sys.set_asyncgen_hooks(firstiter=None, finalizer=None)
 
     def __exit__(self, *exc: object) -> bool:
+        # The step ends first, then the host's state comes back (the mirror of `__enter__`).
+        execution = self.execution
+        execution.shim_state["in_run"] = self.was
+        STEPPING.run = self.stepping
+        if execution.budget is not None and not self.was:
+            execution.budget.leave()
         sys.set_asyncgen_hooks(*self.hooks)
         sys.stdout = self.stdout
-        self.execution.shim_state["in_run"] = self.was
         # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
-        self.execution.decimal_context = decimal.getcontext()
+        execution.decimal_context = decimal.getcontext()
         decimal.setcontext(self.saved)
-        STEPPING.run = self.stepping
-        if self.execution.budget is not None and not self.was:
-            self.execution.budget.leave()
         return False
 
 

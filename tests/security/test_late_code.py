@@ -1341,3 +1341,54 @@ return "done"
     report = _in_child(child, CODE=code)
     assert report["value"] == "done", report
     assert "SNIPPET TEXT" not in report["stderr"] and "Exception ignored" not in report["stderr"], report
+
+
+def test_a_collection_at_a_step_boundary_runs_no_snippet_code_with_the_hosts_state():
+    """A review aimed a collection at `decimal.setcontext` in the step's entry, which allocates:
+    the step was already marked, the host's decimal context still installed, and a run's late
+    generator, finalized there, set the host's precision and traps (and registered an async
+    generator with the host loop's hooks). The run's state is installed before the step is
+    marked, and the step ends before the host's state comes back. Here every step's entry
+    collects as it sets the run's context."""
+    child = """
+import decimal, gc, json, sys, anyio
+sys.path.insert(0, ROOT)
+import sandbox, sandbox.execution
+HOST = decimal.getcontext()
+class CollectingDecimal:
+    def __getattr__(self, name):
+        return getattr(decimal, name)
+    def setcontext(self, context):
+        if context is not HOST:  # a step's entry: the host's context is still installed
+            gc.collect()
+        decimal.setcontext(context)
+sandbox.execution.decimal = CollectingDecimal()
+async def main():
+    result = await sandbox.run(CODE, backend="inprocess")
+    context = decimal.getcontext()
+    return {"value": result.value, "host": [context.prec, context.traps[decimal.Inexact]]}
+print(json.dumps(anyio.run(main)))
+"""
+    code = """
+import asyncio, decimal
+mine = decimal.getcontext()
+def late():
+    try:
+        yield 1
+    finally:
+        context = decimal.getcontext()
+        if context is not mine:
+            context.prec = 7
+            context.traps[decimal.Inexact] = True
+for i in range(3):
+    g = late()
+    next(g)
+    box = [g]
+    box.append(box)
+    del g, box
+    await asyncio.sleep(0)
+return "done"
+"""
+    report = _in_child(child, CODE=code)
+    assert report["value"] == "done", report
+    assert report["host"] == [28, False], report
