@@ -179,7 +179,7 @@ class Releasing:
     generator whose delegate's `close` is a `functools.partial` over `Decimal.sqrt`, kept by
     `typing`'s cache or only by the run's globals) runs with a decimal context of its own,
     never the host thread's, which it flagged. The host holds a run's objects nowhere else;
-    what is left in cycles goes to the collector (`_collector_context`)."""
+    what is left in cycles is finalized here too, by the window's close (`garbage.WINDOW`)."""
 
     __slots__ = ("saved", "was")
 

@@ -44,15 +44,19 @@ class _InARun:
     __slots__ = ()
 
     def match(self, text: str) -> bool:
-        return STEPPING.run is not None or COLLECTING.running or RELEASING.active
+        return _run_code_runs_here()
+
+
+def _run_code_runs_here() -> bool:
+    """A run's code, or what CPython runs of a run late, may run on this thread now."""
+    return STEPPING.run is not None or COLLECTING.running or RELEASING.active
 
 
 #: Ignored: what a run's code warns, and CPython's never-awaited warning about a snippet's
 #: coroutine freed in a sandbox frame between steps. A run's unawaited tool calls are reported
 #: in its own log (`output.render_logs`).
-_IN_A_RUN = _InARun()
 _QUIET = (
-    ("ignore", _IN_A_RUN, Warning, None, 0),
+    ("ignore", _InARun(), Warning, None, 0),
     ("ignore", re.compile(r"coroutine .* was never awaited", re.I), RuntimeWarning,
      re.compile(r"(sandbox(\..*)?|__snippet__)\Z"), 0),
 )
@@ -60,7 +64,7 @@ _QUIET = (
 
 class _QuietUnraisable:
     """`sys.unraisablehook` in front of the host's: drops CPython's "Exception ignored in ..."
-    report while a run's code runs on this thread (`_InARun`), where the exception's text is the
+    report while a run's code runs on this thread (`_run_code_runs_here`), where the exception's text is the
     snippet's (a review's freed generator's delegate `close`, `partial(int, text)`, printed that
     text to the host's stderr); otherwise passes it on."""
 
@@ -70,9 +74,8 @@ class _QuietUnraisable:
         self.host = host
 
     def __call__(self, unraisable: Any) -> None:
-        if not _IN_A_RUN.match(""):
+        if not _run_code_runs_here():
             self.host(unraisable)
-
 
 
 def _quiet_reports() -> None:
@@ -127,7 +130,6 @@ class InProcessRuntime:
             if isinstance(exc, PolicyError):
                 return syntax_result(exc)
             raise
-        quarantined = 0
         try:
             result = await _run(execution, bindings, limits, controller)
         finally:
