@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .aio import ASYNCIO_SHIM
 from .control import COLLECTING, RELEASING, RunOverError, RunStopped, Verdict
 from .crossing import STEPPING
+from .garbage import WINDOW
 from .guards import RunGuards, build_builtins, make_globals
 from .jsonvalue import SIZE_SPAN, NotJSONError, TooLargeError, dumps, to_json_value, type_name
 from .limits import Limits, memory_message, wall_time_message
@@ -132,6 +133,7 @@ class Budget:
                 self.expired = self.verdict.stop("timeout", wall_time_message(self.wall))
             else:
                 self.countdown = TICK_CHECK_EVERY
+                WINDOW.collect_due()
                 return
         # Once expired, every tick raises again, so a snippet that swallows the stop with a bare
         # `except:` cannot keep running (nothing else can stop it in-process).
@@ -285,7 +287,10 @@ class _RunContext:
         flags["in_run"] = threading.get_ident()  # the stepping thread (`ShimContext.stepping`)
 
     def __exit__(self, *exc: object) -> bool:
-        # The step ends first, then the host's state comes back (the mirror of `__enter__`).
+        # What the step left for the collector goes while it is still the step (the window
+        # paused the automatic collections, which would have started anywhere); then the step
+        # ends, then the host's state comes back (the mirror of `__enter__`).
+        WINDOW.collect_due()
         execution = self.execution
         execution.shim_state["in_run"] = self.was
         STEPPING.run = self.stepping

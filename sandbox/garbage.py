@@ -10,28 +10,39 @@ a gate of its own, and four reviews each found a place without one.
 `GarbageWindow` narrows where. While in-process runs are live:
 - everything that existed before the first of them is frozen (`gc.freeze`), so a collection sees
   only objects made since (the oldest generation included: it holds only what the window made);
+- CPython's automatic collections are paused (`gc.disable`, when the host had them on), and the
+  runs' steps start the collections CPython would have started by then (`collect_due`: at the
+  budget's checks, every `TICK_CHECK_EVERY` ticks, and at each step's end), so what a collection
+  finalizes runs as the run's code, with the run's state installed and its gates up. A
+  collection no longer starts wherever host code allocates: in a binding, in the step's own
+  boundary (a review aimed one at the `decimal.setcontext` there), in another coroutine, on a
+  host thread;
 - when the last live run ends, inside `execution.Releasing`, the caller's clean-up (the caches,
   the shared state's put-back) lets go of what shared holders kept of the runs, then collections
   of every generation not frozen finalize what the runs left, again while the one before found
   garbage (what finalized code makes or brings back to life, a review's resurrected cycle holding
   a new generator, is examined by the next), up to `MAX_PASSES`; what is still there then is
   quarantined (`QUARANTINE`: what of it is garbage is kept alive, never finalized; the run ends
-  `crashed`, and past `QUARANTINE_LIMIT` in-process runs refuse). Then the heap is unfrozen.
+  `crashed`, and past `QUARANTINE_LIMIT` in-process runs refuse). Then the heap is unfrozen and
+  the automatic collections are back on.
 
-So a run's garbage is finalized while it runs (in a collection that starts in one of its steps,
-or in host code meanwhile, where the gates of `execution` and `output` stand) or at its end,
-never after it; a session's, at the end of the run that made it or, for what its runs kept, by
-one full collection when the session ends (`collect_all`). What it does not cover, each with the
-gates of `execution` and `output` that still apply: garbage freed in another concurrent
-in-process run's step (runs that overlap share one window), what a session's run drops of an
-earlier run's (frozen while the later run is live, then the host's collector's), and a host
-that froze objects itself (`gc.get_freeze_count()` above zero: unfreezing would release them,
-so no window opens).
+So a run's garbage is finalized in one of its steps or at its end, never after it; a session's,
+at the end of the run that made it or, for what its runs kept, by one full collection when the
+session ends (`collect_all`). What it does not cover, each with the gates of `execution` and
+`output` that still apply: a collection host code starts itself (`gc.collect()`, or after a
+`gc.enable()` of its own while a run is live), garbage freed in another concurrent in-process
+run's step (runs that overlap share one window), what a session's run drops of an earlier run's
+(frozen while the later run is live, then the host's collector's), a host that froze objects
+itself (`gc.get_freeze_count()` above zero: unfreezing would release them, so no window opens),
+and reference-count frees, which happen wherever the last reference goes.
 
-Collections that start in host code while a run is live are not held off: keeping what they
-would free means taking references inside the collector's callback, to objects C code may still
-be building with a reference count of one (`tuple(generator)`'s result, which CPython then
-resizes): a first version did, and CPython raised `SystemError` in the host.
+The pause is process-wide: while a run is live, the host's cyclic garbage (on any thread) is
+collected only when a run's step collects, or at the close; a run that waits on a binding for a
+minute is a minute without automatic collections. A first version held off only the
+collections that started in host code, by keeping what they would free, taking references inside
+the collector's callback, to objects C code may still be building with a reference count of one
+(`tuple(generator)`'s result, which CPython then resizes): CPython raised `SystemError` in the
+host. Pausing takes no reference.
 
 The close's collections are of the oldest generation, which resets CPython's count of long-lived
 objects to what the window made: the host's next full collection comes after about ten middle-
@@ -42,9 +53,11 @@ grew by a quarter. That is at most one full collection of the host's heap per in
 from __future__ import annotations
 
 import gc
+import struct
 import sys
 import threading
 from collections.abc import Callable
+from types import MethodDescriptorType
 
 #: Collections at the close, at most: the first, then one more while the last found garbage.
 MAX_PASSES = 8
@@ -62,13 +75,16 @@ class GarbageWindow:
     """The process's one window (`WINDOW`): opened by the first live in-process run, closed by
     the last (`inprocess.InProcessRuntime.run`)."""
 
-    __slots__ = ("_lock", "runs", "frozen", "quarantined_bytes")
+    __slots__ = ("_lock", "runs", "frozen", "paused", "quarantined_bytes")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.runs = 0
         #: The window froze the heap (False while closed, or when the host had frozen objects).
         self.frozen = False
+        #: The window turned CPython's automatic collections off (`gc.disable`); the runs' steps
+        #: collect instead (`collect_due`). False when the host had turned them off itself.
+        self.paused = False
         #: What `QUARANTINE` keeps, in bytes (`_size`).
         self.quarantined_bytes = 0
 
@@ -79,6 +95,21 @@ class GarbageWindow:
             if self.runs == 1 and not gc.get_freeze_count():
                 gc.freeze()
                 self.frozen = True
+                if gc.isenabled():
+                    gc.disable()
+                    self.paused = True
+
+    def collect_due(self) -> None:
+        """Inside a run's step (the budget's checks, the step's end): the collection CPython
+        would have started by now, had the window not paused it, runs here, where what it
+        finalizes runs as the run's code, with the run's state installed. Which generation, as
+        CPython picks it: the oldest whose count is past its threshold."""
+        if not self.paused:
+            return
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        if counts[0] <= thresholds[0] or not thresholds[0]:
+            return
+        gc.collect(2 if counts[2] > thresholds[2] else 1 if counts[1] > thresholds[1] else 0)
 
     def leave(self, cleanup: Callable[[], None]) -> int:
         """A run ends (in `execution.Releasing`, after the host dropped the run's own objects):
@@ -97,6 +128,9 @@ class GarbageWindow:
             finally:
                 gc.unfreeze()
                 self.frozen = False
+                if self.paused:
+                    self.paused = False
+                    gc.enable()
             return quarantined
 
     def _finalize(self) -> int:
@@ -107,7 +141,11 @@ class GarbageWindow:
                 return 0
         kept = _young_garbage()
         QUARANTINE.append(kept)
-        self.quarantined_bytes += _size(kept)
+        try:
+            self.quarantined_bytes += _size(kept)
+        except BaseException:
+            self.quarantined_bytes = QUARANTINE_LIMIT + 1  # uncounted is full, never unbounded
+            raise
         return len(kept)
 
     def quarantine_full(self) -> bool:
@@ -134,8 +172,31 @@ def _size(kept: list[object]) -> int:
         for part in (found, *gc.get_referents(found)):
             if id(part) not in seen and (part is found or not gc.is_tracked(part)):
                 seen.add(id(part))
-                size += sys.getsizeof(part)
+                size += _own_size(part)
     return size
+
+
+def _own_size(found: object) -> int:
+    """`sys.getsizeof(found)` without its hook: the `__sizeof__` of the nearest class in the
+    type's MRO that defines it in C (`object`'s at the latest). `sys.getsizeof` calls
+    `__sizeof__` by name, and a review's run class defined it: in Python, which raised out of the
+    close into the host; as a `functools.partial` returning 10**18, which filled the quarantine
+    for the life of the process."""
+    for cls in type(found).__mro__:
+        method = cls.__dict__.get("__sizeof__")
+        if type(method) is MethodDescriptorType and method.__objclass__ is cls and method.__name__ == "__sizeof__":
+            flags = type(found).__flags__
+            return method(found) + (_GC_HEADER if flags & _HAVE_GC else 0) + (
+                _DICT_HEADER if flags & _MANAGED_DICT else 0)
+    raise AssertionError("object defines __sizeof__ in C")  # pragma: no cover
+
+
+#: What `sys.getsizeof` adds in front of an object: the collector's header, and the two slots
+#: of an instance dictionary CPython manages (3.11's pre-header).
+_GC_HEADER = sys.getsizeof([]) - [].__sizeof__()
+_DICT_HEADER = 2 * struct.calcsize("P")
+_HAVE_GC = 1 << 14  # Py_TPFLAGS_HAVE_GC
+_MANAGED_DICT = 1 << 4  # Py_TPFLAGS_MANAGED_DICT
 
 
 def _young_garbage() -> list[object]:

@@ -85,12 +85,15 @@ def test_collections_during_a_run_take_no_reference_to_what_c_code_is_building()
     assert report["values"] == [2001] * 5 and report["errors"] == [], report
 
 
-def test_the_collector_is_put_back_whatever_ends_the_run():
+@pytest.mark.parametrize("enabled", [True, False], ids=["collector-on", "collector-off"])
+def test_the_collector_is_put_back_whatever_ends_the_run(enabled):
     """A syntax error, an exception, a timeout, a cancelled run and a run past its memory limit
-    each leave the heap unfrozen, the thresholds as they were and no run's object behind."""
+    each leave the heap unfrozen, the thresholds as they were, the automatic collections on or
+    off as the host had them, and no run's object behind."""
     report = in_fresh_interpreter("""
     async def main():
-        gc.disable()
+        if not ENABLED:
+            gc.disable()
         gc.set_threshold(500, 7, 9)
         kinds = []
         lim = sandbox.Limits(wall_time=0.5)
@@ -106,10 +109,76 @@ def test_the_collector_is_put_back_whatever_ends_the_run():
                                    bindings={"cancel": cancel}, controller=controller)
         kinds.append(result.error.kind)
         return {"kinds": kinds, "left": snippet_objects(), "after": collector()}
-    """)
+    """.replace("ENABLED", str(enabled)))
     assert report["kinds"] == ["syntax", "exception", "timeout", "memory", "cancelled"], report
     assert report["left"] == 0, report
-    assert report["after"] == [0, [500, 7, 9], False, 0], report
+    assert report["after"] == [0, [500, 7, 9], enabled, 0], report
+
+
+#: Collections by where they start while a run is live: in one of its steps, at its end
+#: (`Releasing`), or in host code.
+WHERE_COLLECTIONS_START = """
+from sandbox.control import RELEASING
+from sandbox.crossing import STEPPING
+where = {"step": 0, "end": 0, "host": 0}
+def count(phase, info):
+    if phase == "start" and WINDOW.runs:
+        where["step" if STEPPING.run is not None else "end" if RELEASING.active else "host"] += 1
+gc.callbacks.append(count)
+async def churn():
+    junk = []
+    for i in range(50000):
+        made = []
+        made.append(made)
+        junk.append(made)
+        if len(junk) > 100:
+            junk.clear()
+    return 1
+CHURN = '''
+for i in range(100000):
+    made = []
+    made.append(made)
+await tools.churn()
+for i in range(100000):
+    made = []
+    made.append(made)
+return 1
+'''
+"""
+
+
+def test_while_a_run_is_live_collections_start_only_in_its_steps():
+    """The window pauses CPython's automatic collections (`gc.disable`) and starts them in the
+    run's steps instead (`GarbageWindow.collect_due`): a binding that makes 50,000 cycles starts
+    none, where before any allocation past the threshold could start one there and finalize
+    the run's garbage in host code. The run's own cycles are still collected as it makes them,
+    and the host's automatic collections are back on after it."""
+    report = in_fresh_interpreter(WHERE_COLLECTIONS_START + textwrap.dedent("""
+    async def main():
+        result = await sandbox.run(CHURN, backend="inprocess", bindings={"churn": churn})
+        return {"value": result.value, "where": where, "after": collector()}
+    """))
+    assert report["value"] == 1, report
+    assert report["where"]["host"] == 0 and report["where"]["step"] > 20, report
+    assert report["after"] == [0, [700, 10, 10], True, 0], report
+
+
+def test_a_host_that_turns_the_collector_on_during_a_run_collects_in_host_code_again():
+    """The pause is the host's to undo: a binding that calls `gc.enable()` has collections
+    start where it allocates, as without a window (the gates of `execution` stand there), and
+    the collector stays on after the run."""
+    report = in_fresh_interpreter(WHERE_COLLECTIONS_START + textwrap.dedent("""
+    async def main():
+        async def enable():
+            gc.enable()
+            return await churn()
+        result = await sandbox.run(CHURN.replace("churn", "enable"), backend="inprocess",
+                                   bindings={"enable": enable})
+        return {"value": result.value, "where": where, "after": collector()}
+    """))
+    assert report["value"] == 1, report
+    assert report["where"]["host"] > 0, report
+    assert report["after"] == [0, [700, 10, 10], True, 0], report
 
 
 def test_overlapping_runs_share_one_window_and_the_last_closes_it():
@@ -317,3 +386,41 @@ def test_the_quarantines_size_counts_the_buffers_its_objects_hold():
     buffer = bytearray(10**6)
     assert _size([[buffer], [buffer]]) > 10**6
     assert _size([[buffer], [buffer]]) < 2 * 10**6  # each counted once
+
+
+def test_the_quarantines_size_runs_no_hook_of_a_runs_class():
+    """`sys.getsizeof` calls `__sizeof__` by name, in the close, outside every step. A review's
+    run class defined it in Python, which raised out of the close into the host (and the
+    quarantine's memory went uncounted, past its limit); as a `functools.partial` returning
+    10**18, which made every later in-process run refuse. The close reads the size from the
+    nearest class that defines it in C: the run ends `crashed`, its bytes are counted as they
+    are, and later runs go on."""
+    hooks = """
+class Python:
+    def __sizeof__(self):
+        return 1
+class Partial:
+    __sizeof__ = functools.partial(int, "999999999999999999")
+class Untracked(int):
+    __slots__ = ()
+    __sizeof__ = functools.partial(int, "999999999999999999")
+"""
+    code = RESURRECTS.replace("class M(map):", hooks + "class M(map):").replace(
+        "G.append(G)\n", "G.append(G)\nG.append(Python())\nG.append(Partial())\nG.append(Untracked(5))\n"
+        "G.append(bytearray(10**6))\n")
+    report = in_fresh_interpreter("""
+    import sandbox.garbage
+    sandbox.garbage.MAX_PASSES = 1
+    async def main():
+        gc.disable()
+        result = await sandbox.run(CODE, backend="inprocess")
+        later = await sandbox.run("return 1", backend="inprocess")
+        return {"error": [result.error.kind, result.error.message], "later": later.value,
+                "kept": sandbox.garbage.WINDOW.quarantined_bytes, "after": collector()}
+    """.replace("CODE", repr(code)))
+    from sandbox.inprocess import QUARANTINED
+
+    assert report["error"] == ["crashed", QUARANTINED], report
+    assert report["later"] == 1, report
+    assert 10**6 < report["kept"] < 2 * 10**6, report
+    assert report["after"] == [0, [700, 10, 10], False, 0], report
