@@ -1317,19 +1317,27 @@ def make_immutable(cls: type) -> None:
     for the host as for a snippet. Checked before and after the write; `FreezeError` when the
     layout is not the one expected. A class without annotations gets an empty read-only
     mapping first: reading `__annotations__` off a heap class that has none stores a new, empty
-    and writable dict in it (CPython 3.10+), past the flag."""
+    and writable dict in it (CPython 3.10+), past the flag. C classes CPython made immutable
+    already (`re.Pattern`, `functools.partial`) get it too, the flag lifted for that one write:
+    a review's `classmethod(re.Pattern)`, and `typing`'s protocol checks over a class's MRO,
+    gave 40 of them a writable dict every later run shared."""
     flags = type.__dict__["__flags__"].__get__(cls)
-    if flags & _IMMUTABLE_FLAG or not flags & _HEAP_FLAG:
-        return  # static (C) types are immutable already
-    if "__annotations__" not in type.__getattribute__(cls, "__dict__"):
-        type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
-        flags = type.__dict__["__flags__"].__get__(cls)
+    if not flags & _HEAP_FLAG:
+        return  # static (C) types are immutable already, and have no `__annotations__`
+    annotated = "__annotations__" in type.__getattribute__(cls, "__dict__")
+    if annotated and flags & _IMMUTABLE_FLAG:
+        return
     if sys.implementation.name != "cpython" or sys.version_info < (3, 10):
         raise FreezeError("freezing shared classes needs CPython 3.10 or later")
     slot = ctypes.c_ulong.from_address(id(cls) + _FLAGS_OFFSET)
     if slot.value != flags:
         raise FreezeError(f"cannot find the type flags of {cls.__qualname__}; refusing to run unfrozen")
-    slot.value = flags | _IMMUTABLE_FLAG
+    try:
+        if not annotated:
+            slot.value = flags & ~_IMMUTABLE_FLAG
+            type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
+    finally:
+        slot.value = type.__dict__["__flags__"].__get__(cls) | _IMMUTABLE_FLAG
     if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG:
         raise FreezeError(f"could not freeze {cls.__qualname__}")
 

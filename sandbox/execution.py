@@ -292,14 +292,17 @@ class _RunContext:
         # ends, then the host's state comes back (the mirror of `__enter__`).
         WINDOW.collect_due()
         execution = self.execution
+        # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it. The
+        # one it replaced may have had this attribute as its last holder, and may hold anything
+        # (a `Context` subclass's instance): it goes here, in the step. A review's went after
+        # the step had ended, and its late generator wrote to the host's stderr.
+        execution.decimal_context = decimal.getcontext()
         execution.shim_state["in_run"] = self.was
         STEPPING.run = self.stepping
         if execution.budget is not None and not self.was:
             execution.budget.leave()
         sys.set_asyncgen_hooks(*self.hooks)
         sys.stdout = self.stdout
-        # `decimal.setcontext` in the snippet replaces the run's context, for the rest of it.
-        execution.decimal_context = decimal.getcontext()
         decimal.setcontext(self.saved)
         return False
 

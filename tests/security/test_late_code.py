@@ -1312,12 +1312,8 @@ print(json.dumps(anyio.run(main)))
     assert "late" not in report["stderr"] and "Warning" not in report["stderr"], report["stderr"][-500:]
 
 
-def test_what_a_freed_generator_raises_in_a_step_never_reaches_the_hosts_stderr():
-    """CPython reports an exception a finalizer raised ("Exception ignored in ...") through
-    `sys.unraisablehook`, to the host's stderr; a review's text came from the snippet's
-    `partial(int, text)`. Inside a run's step, a collection or the end of a run, the report is
-    dropped; elsewhere the host's own hook gets it."""
-    child = """
+#: A child that runs CODE once, in-process, and reports its value (`_in_child` adds its stderr).
+RUN_IN_CHILD = """
 import json, sys, anyio
 sys.path.insert(0, ROOT)
 import sandbox
@@ -1326,6 +1322,13 @@ async def main():
     return {"value": result.value}
 print(json.dumps(anyio.run(main)))
 """
+
+
+def test_what_a_freed_generator_raises_in_a_step_never_reaches_the_hosts_stderr():
+    """CPython reports an exception a finalizer raised ("Exception ignored in ...") through
+    `sys.unraisablehook`, to the host's stderr; a review's text came from the snippet's
+    `partial(int, text)`. Inside a run's step, a collection or the end of a run, the report is
+    dropped; elsewhere the host's own hook gets it."""
     code = """
 import functools, heapq, itertools
 class M(map):
@@ -1338,7 +1341,39 @@ next(g)
 del m, g
 return "done"
 """
-    report = _in_child(child, CODE=code)
+    report = _in_child(RUN_IN_CHILD, CODE=code)
+    assert report["value"] == "done", report
+    assert "SNIPPET TEXT" not in report["stderr"] and "Exception ignored" not in report["stderr"], report
+
+
+def test_the_context_a_run_replaces_is_let_go_of_in_its_step():
+    """A review's snippet installed a `decimal.Context` subclass whose instance held a late
+    generator, then replaced it: the step's end, after it had ended the step, dropped the last
+    reference to it (`execution.decimal_context = ...`), a reference-count free in host code,
+    and the generator's delegate `close` put the snippet's text on the host's stderr. The
+    step's end takes the run's context while it is still the step."""
+    code = """
+import asyncio, decimal, functools, heapq
+class M(map):
+    pass
+class C(decimal.Context):
+    pass
+m = M(int, [1, 2, 3])
+m.close = functools.partial(int, "SNIPPET TEXT ON THE HOST'S STDERR")
+g = heapq.merge(m)
+next(g)
+next(g)
+c = C()
+c.payload = g
+del g, m
+decimal.setcontext(c)
+del c
+await asyncio.sleep(0)
+decimal.setcontext(decimal.Context())
+await asyncio.sleep(0)
+return "done"
+"""
+    report = _in_child(RUN_IN_CHILD, CODE=code)
     assert report["value"] == "done", report
     assert "SNIPPET TEXT" not in report["stderr"] and "Exception ignored" not in report["stderr"], report
 

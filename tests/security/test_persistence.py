@@ -129,6 +129,50 @@ def test_every_class_of_a_stdlib_module_behind_a_shim_is_immutable() -> None:
     assert not crossing._in_stdlib(sys.modules["anyio"])
 
 
+#: A child: one run freezes; the second reads `__annotations__` off C classes the host shares.
+ANNOTATIONS_CHILD = """
+import functools, json, re, sys, types, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+from sandbox import crossing
+CODE = '''
+import functools, re
+from typing import Protocol, runtime_checkable
+@runtime_checkable
+class P(Protocol):
+    def zzz(self): ...
+classmethod(re.Pattern)
+return [issubclass(re.Pattern, P), isinstance(functools.partial(print), P), isinstance(re.match("a", "a"), P)]
+'''
+async def main():
+    await sandbox.run("return 1", backend="inprocess")
+    result = await sandbox.run(CODE, backend="inprocess")
+    kinds = {cls.__qualname__: type(type.__getattribute__(cls, "__dict__").get("__annotations__")).__name__
+             for cls in (re.Pattern, re.Match, functools.partial)}
+    missing = [cls.__qualname__ for cls in crossing.SHARED.frozen if isinstance(cls, type)
+               and crossing.is_heap_type(cls) and "__annotations__" not in type.__getattribute__(cls, "__dict__")]
+    return {"value": result.value, "kinds": kinds, "missing": missing}
+print(json.dumps(anyio.run(main)))
+"""
+
+
+def test_no_read_adds_an_annotations_dict_to_a_frozen_c_class() -> None:
+    # Reading `__annotations__` off a heap class that has none stores a new, writable dict in it,
+    # past the immutable flag. The freeze gave Python classes a read-only mapping but skipped C
+    # classes CPython had made immutable itself: a review's `classmethod(re.Pattern)`, and
+    # typing's protocol check reading `__annotations__` over a class's MRO, gave 40 of them
+    # (`re.Pattern`, `functools.partial`, `_csv.reader` ...) a dict the host and every later run
+    # shared. Now every frozen heap class has one before any run reads it.
+    root = str(Path(sandbox.__file__).resolve().parent.parent)
+    done = subprocess.run([sys.executable, "-c", ANNOTATIONS_CHILD.replace("ROOT", repr(root))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["value"] == [False, False, False], report
+    assert set(report["kinds"].values()) == {"mappingproxy"}, report
+    assert report["missing"] == [], report
+
+
 def test_the_freeze_keeps_nothing_of_the_run_that_triggered_it() -> None:
     # The first run's builtins are frozen with the core; its own `type` (which holds the run's
     # guards) is not one of them: `issubclass` against the sandbox's `type` answers as `type`
