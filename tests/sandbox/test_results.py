@@ -225,6 +225,7 @@ def garbage():
         g = bomb(keep)
         next(g)
         keep.append(g)
+await tools.collector_on()
 garbage()
 return d
 """
@@ -233,7 +234,15 @@ return d
 def test_a_result_changed_while_it_is_read_is_invalid_not_a_crash(backend: str) -> None:
     """A review's finalizer grew the returned dict during the walk: `sandbox.run` raised
     `RuntimeError` in-process, and a worker ended as `crashed`. Now the run ends as
-    `invalid-result` with the host's text."""
-    result = run(GROWS_WHILE_READ, backend)
+    `invalid-result` with the host's text. In-process, the binding turns the collector back on
+    (the garbage window pauses it while a run is live, `sandbox.garbage`), as a host may."""
+    import gc
+
+    async def collector_on() -> int:
+        gc.enable()
+        gc.collect()  # the count starts afresh: the step that makes the garbage starts no collection
+        return 1
+
+    result = run(GROWS_WHILE_READ, backend, bindings={"collector_on": collector_on})
     assert result.error == RunError("invalid-result", "the return value changed while it was read")
     assert result.value is None
