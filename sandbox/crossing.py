@@ -1317,29 +1317,57 @@ def make_immutable(cls: type) -> None:
     for the host as for a snippet. Checked before and after the write; `FreezeError` when the
     layout is not the one expected. A class without annotations gets an empty read-only
     mapping first: reading `__annotations__` off a heap class that has none stores a new, empty
-    and writable dict in it (CPython 3.10+), past the flag. C classes CPython made immutable
-    already (`re.Pattern`, `functools.partial`) get it too, the flag lifted for that one write:
-    a review's `classmethod(re.Pattern)`, and `typing`'s protocol checks over a class's MRO,
-    gave 40 of them a writable dict every later run shared."""
+    and writable dict in it (CPython 3.10+), past the flag. A C class CPython made immutable
+    itself is left as it is (an entry in its dictionary is found on its instances too, and a
+    `functools.partial` with `__annotations__` breaks `functools.wraps`); the put-back drops
+    what a run's reads stored there (`drop_lazy_annotations`)."""
     flags = type.__dict__["__flags__"].__get__(cls)
     if not flags & _HEAP_FLAG:
         return  # static (C) types are immutable already, and have no `__annotations__`
-    annotated = "__annotations__" in type.__getattribute__(cls, "__dict__")
-    if annotated and flags & _IMMUTABLE_FLAG:
+    if flags & _IMMUTABLE_FLAG:
+        if "__annotations__" not in type.__getattribute__(cls, "__dict__") and cls not in _LAZY_ANNOTATIONS:
+            _LAZY_ANNOTATIONS.append(cls)
         return
+    if "__annotations__" not in type.__getattribute__(cls, "__dict__"):
+        type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
+        flags = type.__dict__["__flags__"].__get__(cls)
+    slot = _flags_slot(cls, flags)
+    slot.value = flags | _IMMUTABLE_FLAG
+    if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG:
+        raise FreezeError(f"could not freeze {cls.__qualname__}")
+
+
+#: C classes CPython made immutable, with no `__annotations__` when they were frozen.
+_LAZY_ANNOTATIONS: list[type] = []
+
+
+def drop_lazy_annotations() -> int:
+    """The put-back of the `__annotations__` dict a read stored in a C class CPython made
+    immutable (`classmethod(re.Pattern)`, and `typing`'s protocol checks, read it over a
+    class's MRO: a review gave 40 of them a dict the host and every later run shared); how many
+    had one. The flag is lifted for the one delete."""
+    dropped = 0
+    for cls in _LAZY_ANNOTATIONS:
+        if "__annotations__" in type.__getattribute__(cls, "__dict__"):
+            flags = type.__dict__["__flags__"].__get__(cls)
+            slot = _flags_slot(cls, flags)
+            slot.value = flags & ~_IMMUTABLE_FLAG
+            try:
+                type.__delattr__(cls, "__annotations__")
+            finally:
+                slot.value = type.__dict__["__flags__"].__get__(cls) | _IMMUTABLE_FLAG
+            dropped += 1
+    return dropped
+
+
+def _flags_slot(cls: type, flags: int) -> ctypes.c_ulong:
+    """`cls`'s `tp_flags`, to write; `FreezeError` unless it reads `flags` there."""
     if sys.implementation.name != "cpython" or sys.version_info < (3, 10):
         raise FreezeError("freezing shared classes needs CPython 3.10 or later")
     slot = ctypes.c_ulong.from_address(id(cls) + _FLAGS_OFFSET)
     if slot.value != flags:
         raise FreezeError(f"cannot find the type flags of {cls.__qualname__}; refusing to run unfrozen")
-    try:
-        if not annotated:
-            slot.value = flags & ~_IMMUTABLE_FLAG
-            type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
-    finally:
-        slot.value = type.__dict__["__flags__"].__get__(cls) | _IMMUTABLE_FLAG
-    if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG:
-        raise FreezeError(f"could not freeze {cls.__qualname__}")
+    return slot
 
 
 def is_heap_type(cls: type) -> bool:
@@ -2001,20 +2029,21 @@ class SharedState:
         """Put back every recorded object (of `groups`, or all) a run changed; how many had
         changed. With `groups`, a `_Probe` of their records answers first, cheaply, whether
         anything changed at all."""
+        dropped = drop_lazy_annotations()
         if groups is None:
-            return _put_back(self.records.values())
+            return dropped + _put_back(self.records.values())
         key = frozenset(groups)
         probe = self._unions.get(key)
         if probe is None:
             records = tuple({id(r): r for g in key for r in self.groups.get(g, ())}.values())
             changed = _put_back(records)
             self._unions[key] = _Probe(records)  # pristine now: the probe's reference
-            return changed
+            return dropped + changed
         if probe.unchanged():
-            return 0
+            return dropped
         changed = _put_back(probe.records)
         probe.saved = probe.snapshot()  # pristine again (`changed` checks all a probe reads)
-        return changed
+        return dropped + changed
 
 
 def _put_back(records: Iterable[_Record]) -> int:

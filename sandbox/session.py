@@ -45,7 +45,7 @@ __all__ = ["SessionRlimits", "SessionState"]
 class SessionState:
     """The globals, builtins, guards and shims one session's runs share (see the module docs)."""
 
-    __slots__ = ("guards", "shims", "builtins", "globals", "current", "runs")
+    __slots__ = ("guards", "shims", "builtins", "globals", "current", "runs", "hook_names")
 
     def __init__(self) -> None:
         self.guards = RunGuards()
@@ -55,6 +55,8 @@ class SessionState:
         #: The run in progress; a namespace of any other run refuses to issue calls.
         self.current: Execution | None = None
         self.runs = 0
+        #: The names of the hooks the current run installed in the globals.
+        self.hook_names: tuple[str, ...] = ()
 
     def enter(self, execution: Execution, builtins: Mapping[str, Any], hooks: Mapping[str, Any]) -> dict[str, Any]:
         """Make `execution` the session's current run: refill the shared builtins in place (the
@@ -62,13 +64,24 @@ class SessionState:
         self.builtins.clear()
         self.builtins.update(builtins)
         self.globals.update(hooks)
+        self.hook_names = tuple(hooks)
         self.current = execution
         self.runs += 1
         return self.globals
 
     def leave(self) -> None:
-        """The run is over: nothing can issue a call until the next one enters."""
+        """The run is over: nothing can issue a call until the next one enters, and nothing the
+        session keeps holds the run any more (its builtins hold its `tools` namespace, which
+        holds its `Execution`; its hooks, its budget; the shims, its log and builtins). So what
+        only the run held goes at the run's end (in-process, inside `execution.Releasing`), not
+        at the next run's start, in host code: a review's decimal context, freed there, ran a
+        late generator that flagged the host's context and wrote to its stderr."""
         self.current = None
+        self.builtins.clear()
+        for name in self.hook_names:
+            self.globals.pop(name, None)
+        self.hook_names = ()
+        self.shims.end_run()
 
 
 class SessionRlimits:

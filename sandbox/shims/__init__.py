@@ -20,6 +20,7 @@ from types import BuiltinFunctionType, ModuleType
 from typing import Any
 
 from .. import crossing, guards
+from ..control import RunOverError
 from ..guards import RunGuards, build_builtins
 from ..raised import mark_raised
 from . import (
@@ -190,6 +191,19 @@ class ShimSet:
         for module_globals in ctx.preludes:
             module_globals.update(hooks)
 
+    def end_run(self) -> None:
+        """A session's run is over: the shims let go of it (its log, its expiry, its builtins and
+        hooks, also in the preludes' globals) until `begin_run` and `bind_run` point them at
+        the next (`SessionState.leave`). Code that still calls them meanwhile stops."""
+        ctx = self._ctx
+        ctx.expire = None
+        ctx.print_fn = _no_run
+        for module_globals in ctx.preludes:
+            for name in ctx.hooks:
+                module_globals.pop(name, None)
+        ctx.builtins.clear()
+        ctx.hooks.clear()
+
     def restore_shared(self) -> int:
         """Put back whatever the run changed in the shared state it could reach (the core, and
         what the modules it imported reach): see `crossing.SharedState.restore`."""
@@ -226,6 +240,11 @@ class ShimSet:
             attrs = _judged_static_attrs()[name]
         shim = self._shims[name] = ModuleShim(name, attrs)
         return shim
+
+
+def _no_run(*args: Any, **kwargs: Any) -> None:
+    """The shims' log between a session's runs (`ShimSet.end_run`): no run to write into."""
+    raise RunOverError()
 
 
 def _import_error(name: str) -> ImportError:

@@ -424,3 +424,37 @@ class Untracked(int):
     assert report["later"] == 1, report
     assert 10**6 < report["kept"] < 2 * 10**6, report
     assert report["after"] == [0, [700, 10, 10], False, 0], report
+
+
+def test_nothing_keeps_a_runs_execution_past_its_end():
+    """What only a run held goes at its end, inside `execution.Releasing`, for a session's runs
+    too: a session kept each run's `Execution` (its builtins held the run's `tools` namespace)
+    until the next run refilled them, in host code, where a review's decimal context, which
+    only that `Execution` held, ran a late generator that flagged the host's context. Each
+    run's `Execution`, whatever ended it, is gone when `run` returns."""
+    report = in_fresh_interpreter("""
+    import weakref
+    import sandbox.inprocess
+    made = []
+    class Recorded(sandbox.inprocess.Execution):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(weakref.ref(self))
+    sandbox.inprocess.Execution = Recorded
+    async def rows():
+        return [1, 2]
+    RUNS = [CYCLES + "return await tools.rows()", CYCLES + "raise ValueError('x')",
+            CYCLES + "while True:\\n    pass", "return 1"]
+    async def main():
+        alive = []
+        lim = sandbox.Limits(wall_time=0.5)
+        for code in RUNS:
+            await sandbox.run(code, backend="inprocess", bindings={"rows": rows}, limits=lim)
+            alive.append(sum(ref() is not None for ref in made))
+        async with sandbox.open_session(backend="inprocess") as session:
+            for code in RUNS:
+                await session.run(code, bindings={"rows": rows}, limits=lim)
+                alive.append(sum(ref() is not None for ref in made))
+        return {"made": len(made), "alive": alive}
+    """)
+    assert report["made"] == 8 and report["alive"] == [0] * 8, report

@@ -1346,20 +1346,16 @@ return "done"
     assert "SNIPPET TEXT" not in report["stderr"] and "Exception ignored" not in report["stderr"], report
 
 
-def test_the_context_a_run_replaces_is_let_go_of_in_its_step():
-    """A review's snippet installed a `decimal.Context` subclass whose instance held a late
-    generator, then replaced it: the step's end, after it had ended the step, dropped the last
-    reference to it (`execution.decimal_context = ...`), a reference-count free in host code,
-    and the generator's delegate `close` put the snippet's text on the host's stderr. The
-    step's end takes the run's context while it is still the step."""
-    code = """
+#: A run's decimal context that holds a late generator (its delegate's `close` is CLOSE) and is
+#: held by nothing of the snippet's.
+CONTEXT_HOLDS_A_LATE_GENERATOR = """
 import asyncio, decimal, functools, heapq
 class M(map):
     pass
 class C(decimal.Context):
     pass
 m = M(int, [1, 2, 3])
-m.close = functools.partial(int, "SNIPPET TEXT ON THE HOST'S STDERR")
+m.close = CLOSE
 g = heapq.merge(m)
 next(g)
 next(g)
@@ -1368,11 +1364,18 @@ c.payload = g
 del g, m
 decimal.setcontext(c)
 del c
-await asyncio.sleep(0)
-decimal.setcontext(decimal.Context())
-await asyncio.sleep(0)
-return "done"
 """
+
+
+def test_the_context_a_run_replaces_is_let_go_of_in_its_step():
+    """A review's snippet installed a `decimal.Context` subclass whose instance held a late
+    generator, then replaced it: the step's end, after it had ended the step, dropped the last
+    reference to it (`execution.decimal_context = ...`), a reference-count free in host code,
+    and the generator's delegate `close` put the snippet's text on the host's stderr. The
+    step's end takes the run's context while it is still the step."""
+    code = CONTEXT_HOLDS_A_LATE_GENERATOR.replace(
+        "CLOSE", "functools.partial(int, \"SNIPPET TEXT ON THE HOST'S STDERR\")"
+    ) + "await asyncio.sleep(0)\ndecimal.setcontext(decimal.Context())\nawait asyncio.sleep(0)\nreturn 'done'\n"
     report = _in_child(RUN_IN_CHILD, CODE=code)
     assert report["value"] == "done", report
     assert "SNIPPET TEXT" not in report["stderr"] and "Exception ignored" not in report["stderr"], report
@@ -1427,3 +1430,32 @@ return "done"
     report = _in_child(child, CODE=code)
     assert report["value"] == "done", report
     assert report["host"] == [28, False], report
+
+
+def test_a_sessions_next_run_frees_nothing_of_the_one_before_in_host_code():
+    """A review's session run installed a `decimal.Context` subclass holding a late generator
+    whose delegate's `close` is `Decimal.sqrt`: the session kept the run's `Execution` (and so
+    the context) until the next run refilled the session's builtins, in host code, where the
+    generator flagged the host's decimal context. A session's run lets go of what it held at
+    its end (`SessionState.leave`, inside `execution.Releasing`)."""
+    child = """
+import decimal, json, sys, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+async def rows():
+    return [1, 2]
+async def main():
+    decimal.getcontext().clear_flags()
+    values = []
+    async with sandbox.open_session(backend="inprocess") as session:
+        for code in (CODE, "return 2"):
+            result = await session.run(code, bindings={"rows": rows})
+            values.append(result.value)
+    host = sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on)
+    return {"values": values, "host": host}
+print(json.dumps(anyio.run(main)))
+"""
+    code = CONTEXT_HOLDS_A_LATE_GENERATOR.replace("CLOSE", "decimal.Decimal(2).sqrt") + "return 1\n"
+    report = _in_child(child, CODE=code)
+    assert report["values"] == [1, 2] and report["host"] == [], report
+    assert "Exception ignored" not in report["stderr"], report
