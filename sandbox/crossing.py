@@ -1319,36 +1319,40 @@ def make_immutable(cls: type) -> None:
     mapping first: reading `__annotations__` off a heap class that has none stores a new, empty
     and writable dict in it (CPython 3.10+), past the flag. A C class CPython made immutable
     itself is left as it is (an entry in its dictionary is found on its instances too, and a
-    `functools.partial` with `__annotations__` breaks `functools.wraps`); the put-back drops
-    what a run's reads stored there (`drop_lazy_annotations`)."""
+    `functools.partial` with `__annotations__` breaks `functools.wraps`); every put-back drops
+    what a run's reads stored in any of them (`drop_lazy_annotations`)."""
     flags = type.__dict__["__flags__"].__get__(cls)
-    if not flags & _HEAP_FLAG:
-        return  # static (C) types are immutable already, and have no `__annotations__`
-    if flags & _IMMUTABLE_FLAG:
-        if "__annotations__" not in type.__getattribute__(cls, "__dict__") and cls not in _LAZY_ANNOTATIONS:
-            _LAZY_ANNOTATIONS.append(cls)
-        return
+    if not flags & _HEAP_FLAG or flags & _IMMUTABLE_FLAG:
+        return  # static (C) types have no `__annotations__`; see `drop_lazy_annotations`
     if "__annotations__" not in type.__getattribute__(cls, "__dict__"):
         type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
         flags = type.__dict__["__flags__"].__get__(cls)
     slot = _flags_slot(cls, flags)
+    _FROZEN_HERE[cls] = None  # before the flag: `_find_lazy_annotations` may be looking
     slot.value = flags | _IMMUTABLE_FLAG
     if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG:
         raise FreezeError(f"could not freeze {cls.__qualname__}")
 
 
-#: C classes CPython made immutable, with no `__annotations__` when they were frozen.
-_LAZY_ANNOTATIONS: list[type] = []
+#: The classes `make_immutable` flagged: their `__annotations__` is their own (a class body's).
+_FROZEN_HERE: dict[type, None] = {}
+
+
+#: The C classes CPython made immutable, whose `__annotations__` only a read makes, and how many
+#: modules were loaded when `_find_lazy_annotations` last looked.
+_LAZY_ANNOTATIONS: dict[type, None] = {}
+_LAZY_SCANNED = [-1]
 
 
 def drop_lazy_annotations() -> int:
     """The put-back of the `__annotations__` dict a read stored in a C class CPython made
     immutable (`classmethod(re.Pattern)`, and `typing`'s protocol checks, read it over a
-    class's MRO: a review gave 40 of them a dict the host and every later run shared); how many
+    class's MRO: a review gave 17 of them a dict the host and every later run shared); how many
     had one. The flag is lifted for the one delete."""
+    _find_lazy_annotations()
     dropped = 0
     for cls in _LAZY_ANNOTATIONS:
-        if "__annotations__" in type.__getattribute__(cls, "__dict__"):
+        if type(type.__getattribute__(cls, "__dict__").get("__annotations__")) is dict:
             flags = type.__dict__["__flags__"].__get__(cls)
             slot = _flags_slot(cls, flags)
             slot.value = flags & ~_IMMUTABLE_FLAG
@@ -1358,6 +1362,30 @@ def drop_lazy_annotations() -> int:
                 slot.value = type.__dict__["__flags__"].__get__(cls) | _IMMUTABLE_FLAG
             dropped += 1
     return dropped
+
+
+def _find_lazy_annotations() -> None:
+    """Every such class, through `object.__subclasses__()` (the freeze's crawl reaches the
+    classes modules expose; a snippet also holds `type(functools.cmp_to_key(f)(1))`, which none
+    does), again whenever more modules are loaded (C modules make their classes when loaded).
+    About 2 ms for 1,400 classes."""
+    if len(sys.modules) == _LAZY_SCANNED[0]:
+        return
+    _LAZY_SCANNED[0] = len(sys.modules)
+    seen = {id(object)}
+    pending: list[type] = [object]
+    while pending:
+        for sub in type.__subclasses__(pending.pop()):
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            pending.append(sub)
+            flags = type.__dict__["__flags__"].__get__(sub)
+            # Nothing but a read puts a `dict` in a class CPython made immutable (it refuses
+            # writes): also one the run that loaded the class's module made before this looked.
+            if (flags & _HEAP_FLAG and flags & _IMMUTABLE_FLAG and sub not in _FROZEN_HERE
+                    and type(type.__getattribute__(sub, "__dict__").get("__annotations__", {})) is dict):
+                _LAZY_ANNOTATIONS[sub] = None
 
 
 def _flags_slot(cls: type, flags: int) -> ctypes.c_ulong:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools as _functools
 import importlib
+import math as _math
 import time as _time
 from collections.abc import Callable, Mapping
 from types import BuiltinFunctionType, ModuleType
@@ -174,6 +175,7 @@ class ShimSet:
         self._ctx.deadline = _time.monotonic() + wall_time if deadline is None else deadline
         self._ctx.expire = expire
         self._ctx.print_fn = print_fn
+        self._ctx.phase = "run"
 
     def bind_run(self, builtins: Mapping[str, Any], hooks: Mapping[str, Any]) -> None:
         """The run's builtins and compiler hooks (`_tick_`, `_raise_`, ...), for the preludes:
@@ -196,7 +198,9 @@ class ShimSet:
         hooks, also in the preludes' globals) until `begin_run` and `bind_run` point them at
         the next (`SessionState.leave`). Code that still calls them meanwhile stops."""
         ctx = self._ctx
+        ctx.phase = "over"  # not "unbound", which is what the fields below read as alone
         ctx.expire = None
+        ctx.deadline = -_math.inf
         ctx.print_fn = _no_run
         for module_globals in ctx.preludes:
             for name in ctx.hooks:
@@ -233,6 +237,8 @@ class ShimSet:
         if module is None:
             return None
         if getattr(module, "PER_RUN", False) and not self._ctx.builtins:
+            if self._ctx.phase != "unbound":
+                raise RunOverError()  # between a session's runs: no run to build it for
             self._bind_default_builtins()  # used outside an execution (tests, tools)
         if getattr(module, "PER_RUN", False):
             attrs = judged_table(name, module.build(self._ctx))

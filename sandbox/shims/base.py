@@ -73,6 +73,10 @@ class ShimContext:
     deadline: float = math.inf
     expire: Callable[[], BaseException] | None = None
     print_fn: Callable[..., None] = print
+    #: "unbound" (never an execution's: tests, tools), "run" (`ShimSet.begin_run`), or "over"
+    #: (`ShimSet.end_run`, between a session's runs): per-run shims that act on the host
+    #: thread refuse unless "unbound" or in a step.
+    phase: str = "unbound"
     state: dict[str, Any] = field(default_factory=dict)
     #: The run's builtins and compiler hooks, refilled in place for each run (a session's
     #: preludes outlive a run), and the namespaces of the preludes this ShimSet has run.

@@ -34,8 +34,10 @@ def build(ctx: ShimContext) -> dict[str, Any]:
 
     def sleep(seconds: Any, /) -> None:
         seconds = _plain_seconds(seconds)
-        if not ctx.stepping() and ctx.expire is not None:
-            raise RunOverError()  # not this run's thread, or not in a step: never block a host thread
+        if not ctx.stepping() and ctx.phase != "unbound":
+            # Not this run's thread, not in a step, or between a session's runs: never block a
+            # host thread (a review's late sleep blocked the host's loop after a session run).
+            raise RunOverError()
         if math.isnan(seconds):
             raise ValueError("Invalid value NaN (not a number)")
         if seconds < 0:

@@ -38,6 +38,7 @@ import gc
 import io
 import os
 import sys
+import time
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -816,6 +817,7 @@ class _Late:
         key, fn, args, kwargs = self.call
         out = sys.stdout
         at = out.tell()
+        slept = len(_SLEPT)
         try:
             got = fn(*args, **kwargs)
             if isinstance(got, Coroutine):
@@ -827,14 +829,30 @@ class _Late:
             pass
         if out.tell() != at:
             self.seen.append(f"{key}{self.call[2]}: wrote {out.getvalue()[at:at + 60]!r} to the host's stdout")
+        if len(_SLEPT) != slept:
+            self.seen.append(f"{key}{self.call[2]}: slept {_SLEPT[slept:]} s on the host's thread")
 
 
+#: What `time.sleep` was asked for while late calls ran (`_recording_sleep`).
+_SLEPT: list[float] = []
+
+
+def _recording_sleep(seconds: float) -> None:
+    """`time.sleep` while late calls run: recorded, not slept (a late sleep blocks a host thread)."""
+    _SLEPT.append(seconds)
+
+
+@pytest.mark.parametrize("between_session_runs", [False, True], ids=["after-a-run", "between-session-runs"])
 @pytest.mark.parametrize("group", MODULE_GROUPS)
-def test_late_calls_change_nothing_the_host_sees(group: str) -> None:
+def test_late_calls_change_nothing_the_host_sees(group: str, between_session_runs: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Every target and the `LATE_DUNDERS` of every class, resolved inside a run and called after
-    it by the collector with each of `LATE_ARGUMENTS`: nothing is written to the host's stdout, the host's decimal context keeps
-    its settings and flags, and the shared-state fingerprint and the stdlib caches are as before.
-    Snippet code refuses there (`RunOverError`); this finds host code that acts anyway."""
+    it by the collector with each of `LATE_ARGUMENTS`: nothing is written to the host's stdout or
+    sleeps on the host's thread, the host's decimal context keeps its settings and flags, and the
+    shared-state fingerprint and the stdlib caches are as before. Snippet code refuses there
+    (`RunOverError`); this finds host code that acts anyway. Also with the run's shims let go of
+    as between a session's runs (`ShimSet.end_run`), where a review's late `time.sleep` slept
+    the host's loop."""
     targets = [t for t in all_targets(late=True)[group] if t.key not in _ROUTE_TARGETS]
     if not targets:
         pytest.skip(f"{group} exposes no callable")
@@ -845,10 +863,14 @@ def test_late_calls_change_nothing_the_host_sees(group: str) -> None:
     runs, calls = [], []
     for i in range(0, len(plans), LATE_BATCH):
         got, ex = run_snippet(batch_source(plans[i:i + LATE_BATCH], LATE_SOURCE))
+        if between_session_runs:
+            ex.shims.end_run()
         runs.append(ex)
         calls += got["OUT"]
     assert len(calls) >= len(plans) // 2, "most targets resolve"
     seen: list[str] = []
+    _SLEPT.clear()
+    monkeypatch.setattr(time, "sleep", _recording_sleep)  # what the `time` shim calls
     host = decimal.Context(prec=7)
     outer = decimal.getcontext()
     printed = io.StringIO()
@@ -862,6 +884,7 @@ def test_late_calls_change_nothing_the_host_sees(group: str) -> None:
             seen.append(f"the host's decimal context was replaced by {decimal.getcontext()!r}")
     finally:
         decimal.setcontext(outer)
+        monkeypatch.undo()
     if host.prec != 7 or any(host.flags.values()):
         seen.append(f"the host's decimal context changed: {host!r}")
     changed = fingerprint_diff(before, fingerprint())

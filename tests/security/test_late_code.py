@@ -1459,3 +1459,45 @@ print(json.dumps(anyio.run(main)))
     report = _in_child(child, CODE=code)
     assert report["values"] == [1, 2] and report["host"] == [], report
     assert "Exception ignored" not in report["stderr"], report
+
+
+def test_a_late_sleep_between_a_sessions_runs_never_blocks_the_host():
+    """A review's session run kept a generator whose delegate's `close` is `time.sleep`: freed
+    at the session's close, or by the host's collector after a later run dropped it, it slept
+    the host's thread (its event loop) up to the run's deadline, since the shims, let go of the
+    run, looked as if no execution had ever bound them. Between a session's runs the shims know
+    they are (`ShimContext.phase`), and the sleep refuses."""
+    child = """
+import gc, json, sys, time, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+slept = []
+real_sleep = time.sleep
+def recorded(seconds):
+    slept.append(seconds)
+    real_sleep(min(seconds, 0.01))
+time.sleep = recorded  # what the `time` shim calls
+async def main():
+    limits = sandbox.Limits(wall_time=120)
+    async with sandbox.open_session(backend="inprocess") as session:
+        for code in CODES:
+            await session.run(code, limits=limits)
+        gc.collect()  # the host's own collection, after the runs
+    return {"slept": [s for s in slept if s >= 1]}
+print(json.dumps(anyio.run(main)))
+"""
+    late = """
+import functools, heapq, time
+class M(map):
+    pass
+m = M(int, [1, 2, 3])
+m.close = functools.partial(time.sleep, 60)
+held = heapq.merge(m)
+next(held)
+next(held)
+del m
+"""
+    cycle = late + "box = [held]\nbox.append(box)\ndel held\nreturn 1\n"
+    for codes in ([late + "return 1\n", "return 2"], [cycle, "del box\nreturn 2"]):
+        report = _in_child(child, CODES=codes)
+        assert report["slept"] == [], (codes, report)
