@@ -1328,19 +1328,15 @@ def make_immutable(cls: type) -> None:
         type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
         flags = type.__dict__["__flags__"].__get__(cls)
     slot = _flags_slot(cls, flags)
-    _FROZEN_HERE[cls] = None  # before the flag: `_find_lazy_annotations` may be looking
     slot.value = flags | _IMMUTABLE_FLAG
     if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE_FLAG:
         raise FreezeError(f"could not freeze {cls.__qualname__}")
 
 
-#: The classes `make_immutable` flagged: their `__annotations__` is their own (a class body's).
-_FROZEN_HERE: dict[type, None] = {}
-
-
-#: The C classes CPython made immutable, whose `__annotations__` only a read makes, and how many
-#: modules were loaded when `_find_lazy_annotations` last looked.
-_LAZY_ANNOTATIONS: dict[type, None] = {}
+#: The C classes CPython made immutable, whose `__annotations__` only a read makes, each with its
+#: dictionary's read-only view (made once: a put-back reads them all), and how many modules were
+#: loaded when `_find_lazy_annotations` last looked.
+_LAZY_ANNOTATIONS: dict[type, types.MappingProxyType[str, Any]] = {}
 _LAZY_SCANNED = [-1]
 
 
@@ -1351,8 +1347,8 @@ def drop_lazy_annotations() -> int:
     had one. The flag is lifted for the one delete."""
     _find_lazy_annotations()
     dropped = 0
-    for cls in _LAZY_ANNOTATIONS:
-        if type(type.__getattribute__(cls, "__dict__").get("__annotations__")) is dict:
+    for cls, namespace in _LAZY_ANNOTATIONS.items():
+        if "__annotations__" in namespace and type(namespace["__annotations__"]) is dict:
             flags = type.__dict__["__flags__"].__get__(cls)
             slot = _flags_slot(cls, flags)
             slot.value = flags & ~_IMMUTABLE_FLAG
@@ -1381,11 +1377,16 @@ def _find_lazy_annotations() -> None:
             seen.add(id(sub))
             pending.append(sub)
             flags = type.__dict__["__flags__"].__get__(sub)
-            # Nothing but a read puts a `dict` in a class CPython made immutable (it refuses
-            # writes): also one the run that loaded the class's module made before this looked.
-            if (flags & _HEAP_FLAG and flags & _IMMUTABLE_FLAG and sub not in _FROZEN_HERE
-                    and type(type.__getattribute__(sub, "__dict__").get("__annotations__", {})) is dict):
-                _LAZY_ANNOTATIONS[sub] = None
+            if not flags & _HEAP_FLAG or not flags & _IMMUTABLE_FLAG or sub in _LAZY_ANNOTATIONS:
+                continue
+            # Nothing but a read puts an empty `dict` in a class CPython made immutable (it
+            # refuses writes): also one the run that loaded the class's module made before this
+            # looked. A Python class `make_immutable` froze has a read-only mapping, or the
+            # annotations of its class body.
+            namespace = type.__getattribute__(sub, "__dict__")
+            annotations = namespace.get("__annotations__", {})
+            if type(annotations) is dict and not annotations:
+                _LAZY_ANNOTATIONS[sub] = namespace
 
 
 def _flags_slot(cls: type, flags: int) -> ctypes.c_ulong:

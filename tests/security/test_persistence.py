@@ -158,8 +158,8 @@ async def main():
             if cls not in seen:
                 seen.add(cls)
                 pending.append(cls)
-                if (crossing.is_heap_type(cls) and crossing.is_immutable(cls) and cls not in crossing._FROZEN_HERE
-                        and type(type.__getattribute__(cls, "__dict__").get("__annotations__")) is dict):
+                annotations = type.__getattribute__(cls, "__dict__").get("__annotations__")
+                if crossing.is_heap_type(cls) and crossing.is_immutable(cls) and type(annotations) is dict and not annotations:
                     left.append(cls.__qualname__)
     @functools.wraps(functools.partial(print))
     def wrapper():
