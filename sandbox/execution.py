@@ -349,7 +349,7 @@ class Execution:
         if self.budget is not None:
             self.scheduler.tick = self.budget.tick
         self.pending_calls: list[PendingCall] = []
-        self.decimal_context = decimal.Context()
+        self.decimal_context: decimal.Context | None = decimal.Context()
         #: What ended the run (`describe_exception`), kept so that its traceback, and the
         #: snippet frames it holds, go with the run, not where a host `except` clause ends.
         self.ended: BaseException | None = None
@@ -421,6 +421,23 @@ class Execution:
         """Install the run's own decimal context around snippet code: every step, and the
         snippet methods (`__str__` of an exception) that describing its result runs."""
         return _RunContext(self)
+
+    def release(self) -> None:
+        """The end of an in-process run, inside `Releasing`, once sealed: everything of the
+        snippet's this holds goes now, whoever still holds the execution. A host's cancellation
+        carries `_run`'s and `_drive`'s frames in its traceback, with this and its scheduler in
+        their locals, out of `run` to wherever the host lets go of it: a review's decimal
+        context, only this held, was freed there, in host code. A session's globals stay with
+        the session."""
+        self.scheduler.release()
+        if self.state is None:  # a session's shims and guards go with the session
+            self.shims.release()
+        self.globals = {}
+        self.ended = None
+        self.decimal_context = None
+        self.pending_calls = []
+        if self.budget is not None:
+            self.budget.expired = None
 
     def seal(self) -> None:
         """End the run for good (in-process): later snippet code stops at its first tick, and

@@ -293,6 +293,13 @@ class RunGuards:
                                   "_make_class": staticmethod(self.make_class)}
         )
 
+    def release(self) -> None:
+        """A session is over: what the caches keep of its classes goes now (`SessionState.release`)."""
+        self._code_names.clear()
+        self._state_names.clear()
+        self._judged_patterns.clear()
+        self.class_factory.release()
+
     def make_class(self, name: Any, bases: Any, namespace: Any, /, **kwds: Any) -> type:
         """`type(name, bases, ns, **kwds)`: CPython's argument checks, then the run's class
         factory, with the namespace's names checked as a class body's are and the class
@@ -967,6 +974,10 @@ class _ClassFactory:
         self._body_names: dict[int, tuple[type, frozenset[str]]] = {}
         #: The private names snippet code wrote onto each of the run's classes (by identity).
         self._written: dict[int, tuple[type, set[str]]] = {}
+
+    def release(self) -> None:
+        self._body_names.clear()
+        self._written.clear()
 
     def note_written(self, cls: type, name: str) -> None:
         """Snippet code writes the private `name` onto its own class `cls` (the write rules

@@ -141,8 +141,11 @@ class InProcessRuntime:
                 try:
                     _end_run(execution, state)
                 finally:
-                    del execution
-                    quarantined = WINDOW.leave(lambda: release_shared(groups))
+                    try:
+                        execution.release()  # for whoever still holds it (a cancellation's traceback)
+                    finally:
+                        del execution
+                        quarantined = WINDOW.leave(lambda: release_shared(groups))
         if quarantined:
             return RunResult(value=None, logs=result.logs, error=RunError("crashed", QUARANTINED))
         return result

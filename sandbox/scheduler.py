@@ -757,6 +757,22 @@ class Scheduler:
         """How many of the snippet's own tasks were (or are) left unfinished at the end."""
         return self.ended_pending + sum(1 for t in self.tasks if t.user and not t.done)
 
+    def release(self) -> None:
+        """The end of an in-process run, after `close`: let go of every task, value and callback
+        of the run's, whoever still holds the scheduler (`Execution.release`)."""
+        self.ready.clear()
+        self.waiting.clear()
+        self.timers.clear()
+        self.outbox.clear()
+        self.abandoned.clear()
+        self.tasks = []
+        self.main = self.current = self.soon_runner = None
+        self.stopping = None
+        self.issued.clear()
+        self.soon.clear()
+        self._due.clear()
+        self._cancels.clear()
+
     def close(self, *, reraise: bool = True) -> None:
         """Close every unfinished coroutine so none outlives the run. A limit's stop raised
         by a coroutine's `finally` is raised again once all are closed (with `reraise`)."""

@@ -84,6 +84,17 @@ class SessionState:
         self.shims.end_run()
 
 
+    def release(self) -> None:
+        """The session is over (inside `execution.Releasing`): its globals, builtins and shims'
+        pointers go now, whoever still holds the state (a host's cancellation carries the
+        session's frames, with the state in their locals, to wherever the host lets go of it)."""
+        self.current = None
+        self.globals.clear()
+        self.builtins.clear()
+        self.hook_names = ()
+        self.shims.release()
+
+
 class SessionRlimits:
     """A session worker's limits on itself: hard limits for the session, soft ones per run.
 

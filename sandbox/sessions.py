@@ -558,6 +558,7 @@ class InProcessSession(Session):
             return
         with Releasing():  # what only the session held goes now (`execution.Releasing`)
             groups = state.shims.shared_groups()
+            state.release()
             del state
             WINDOW.collect_all(lambda: release_shared(groups))  # and what its runs left in cycles
 

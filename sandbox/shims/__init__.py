@@ -208,6 +208,12 @@ class ShimSet:
         ctx.builtins.clear()
         ctx.hooks.clear()
 
+    def release(self) -> None:
+        """The run, or the session, is over for good: `end_run`, and what the guards' caches
+        keep of its classes goes (`Execution.release`, `SessionState.release`)."""
+        self.end_run()
+        self._ctx.guards.release()
+
     def restore_shared(self) -> int:
         """Put back whatever the run changed in the shared state it could reach (the core, and
         what the modules it imported reach): see `crossing.SharedState.restore`."""

@@ -458,3 +458,4 @@ def test_nothing_keeps_a_runs_execution_past_its_end():
         return {"made": len(made), "alive": alive}
     """)
     assert report["made"] == 8 and report["alive"] == [0] * 8, report
+

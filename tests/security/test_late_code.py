@@ -1501,3 +1501,40 @@ del m
     for codes in ([late + "return 1\n", "return 2"], [cycle, "del box\nreturn 2"]):
         report = _in_child(child, CODES=codes)
         assert report["slept"] == [], (codes, report)
+
+
+@pytest.mark.parametrize("session", [False, True], ids=["run", "session-run"])
+def test_a_run_the_host_cancels_frees_nothing_of_its_own_in_host_code(session):
+    """A review's host cancelled a run while it awaited a binding (`anyio.move_on_after`): the
+    cancellation's traceback held the sandbox's frames, with the run's `Execution` in their
+    locals, out of `run`, and the host let go of it where its cancel scope ended; a decimal
+    context only that `Execution` held ran its late generator there, flagging the host's
+    context. The run's end lets go of everything of the snippet's the `Execution` holds
+    (`Execution.release`, and a session's state, `SessionState.release`, inside
+    `execution.Releasing`): nothing of the snippet's is left once `run` returns."""
+    child = """
+import decimal, gc, json, sys, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+snippet, in_session = CODE, SESSION
+async def slow():
+    await anyio.sleep(30)
+    return 1
+async def main():
+    gc.disable()  # what the run leaves stays where it can be counted
+    decimal.getcontext().clear_flags()
+    with anyio.move_on_after(1) as scope:
+        if in_session:
+            async with sandbox.open_session(backend="inprocess") as session:
+                await session.run(snippet, bindings={"slow": slow})
+        else:
+            await sandbox.run(snippet, backend="inprocess", bindings={"slow": slow})
+    host = sorted(s.__name__ for s, on in decimal.getcontext().flags.items() if on)
+    left = sum(1 for o in gc.get_objects() if getattr(type(o), "__module__", None) == "__snippet__")
+    return {"cancelled": scope.cancelled_caught, "host": host, "left": left}
+print(json.dumps(anyio.run(main)))
+"""
+    code = CONTEXT_HOLDS_A_LATE_GENERATOR.replace("CLOSE", "decimal.Decimal(2).sqrt") + "return await tools.slow()\n"
+    report = _in_child(child, SESSION=session, CODE=code)
+    assert report["cancelled"] is True and report["host"] == [] and report["left"] == 0, report
+    assert "Exception ignored" not in report["stderr"], report
