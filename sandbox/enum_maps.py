@@ -87,6 +87,10 @@ class EnumValueMaps:
     a pseudo member under it) but never remove one, so a map whose length is unchanged gained
     no key. The maps are found again by a walk only when a class may have appeared: a module was
     imported, or an enum base type has another direct subclass.
+
+    Only shared classes' maps are kept (the immutable ones, frozen or C): a run's own enum class
+    goes with its run, and a review's stayed alive for good here, its members holding the class
+    and everything hanging off it.
     """
 
     def __init__(self) -> None:
@@ -108,6 +112,8 @@ class EnumValueMaps:
         while pending:
             cls = pending.pop()
             pending.extend(type.__subclasses__(cls))
+            if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE:
+                continue  # a run's own (or a host class no run reaches)
             members = cls.__dict__.get("_value2member_map_")
             if isinstance(members, dict):
                 maps.append(members)
@@ -118,6 +124,8 @@ class EnumValueMaps:
                     members.update(kept)
         self.signature, self.maps, self.lengths = signature, maps, list(map(len, maps))
 
+
+_IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: the shared classes (`crossing.make_immutable`)
 
 #: The process's one record of the enum maps (the in-process clean-up).
 ENUM_VALUE_MAPS = EnumValueMaps()

@@ -460,3 +460,41 @@ def test_nothing_keeps_a_runs_execution_past_its_end():
     """)
     assert report["made"] == 8 and report["alive"] == [0] * 8, report
 
+
+
+#: Snippets whose objects reach the clean-up's walks and the shims' caches: an enum (a new
+#: `RegexFlag` combination makes the clean-up walk the enum classes again), a dataclass, copies,
+#: functools' caches, a runtime protocol check, a named tuple, a template subclass.
+REACHES_THE_CLEAN_UP = [
+    "import enum, re\nclass E(enum.Enum):\n    A = 1\nv = re.I | re.M | re.S | re.A | re.X\nreturn 1",
+    "import enum\nclass F(enum.Flag):\n    A = 1\n    B = 2\nx = F.A | F.B\nreturn 1",
+    "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int = 1\nreturn dataclasses.asdict(P())['x']",
+    "import copy\nclass C:\n    pass\nc = C()\nc.me = c\nd = copy.deepcopy(c)\ne = copy.copy(c)\nreturn 1",
+    "import functools\nclass K:\n    pass\n@functools.lru_cache\ndef f(k):\n    return k\nf(K())\n"
+    "@functools.cache\ndef g(k):\n    return k\ng(K())\nreturn 1",
+    "from typing import Protocol, runtime_checkable\n@runtime_checkable\nclass P(Protocol):\n"
+    "    def m(self): ...\nclass A:\n    def m(self):\n        return 1\nreturn isinstance(A(), P)",
+    "import collections\nT = collections.namedtuple('T', 'a b')\nreturn T(1, 2).a",
+    "import string\nclass S(string.Template):\n    delimiter = '%'\nreturn S('%x').substitute(x=1)",
+]
+
+
+def test_nothing_of_a_run_outlives_it_whatever_it_reaches():
+    """A review's enum class stayed alive for good after its run, with everything hanging off
+    it: the clean-up's record of the enum classes' value maps (`enum_maps.ENUM_VALUE_MAPS`) kept
+    the run's own class's map, whose members hold the class. With the collector off, after each
+    of these runs, single or in a session, no object of the snippet's is left."""
+    report = in_fresh_interpreter("""
+    async def main():
+        gc.disable()
+        left = []
+        for code in SNIPPETS:
+            result = await sandbox.run(code, backend="inprocess")
+            left.append([result.error and str(result.error), snippet_objects()])
+        async with sandbox.open_session(backend="inprocess") as session:
+            for code in SNIPPETS:
+                await session.run(code)
+        left.append(["session", snippet_objects()])
+        return {"left": left}
+    """.replace("SNIPPETS", repr(REACHES_THE_CLEAN_UP)))
+    assert report["left"] == [[None, 0]] * len(REACHES_THE_CLEAN_UP) + [["session", 0]], report

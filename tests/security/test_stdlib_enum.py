@@ -319,12 +319,19 @@ async def test_enum_harmless(sb, name):
 def test_the_in_process_clean_up_finds_a_planted_value_without_walking_again() -> None:
     """After every in-process run the clean-up compares each enum map's length with the one it
     remembered and walks the enum classes again only when one grew or a class may have
-    appeared: a lying key planted between two checks is still dropped."""
+    appeared: a lying key planted between two checks is still dropped. It keeps the maps of
+    shared (immutable) classes only: a run's own enum class goes with its run."""
+    from sandbox.crossing import make_immutable
     from sandbox.enum_maps import EnumValueMaps
 
     class Perm(enum.Flag):
         R = 1
         W = 2
+
+    class Own(enum.Enum):
+        A = 1
+
+    make_immutable(Perm)  # shared, as the freeze makes the stdlib's
 
     class Lying(int):
         def __hash__(self) -> int:
@@ -335,6 +342,8 @@ def test_the_in_process_clean_up_finds_a_planted_value_without_walking_again() -
 
     maps = EnumValueMaps()
     maps.drop_foreign()
+    assert any(m is Perm._value2member_map_ for m in maps.maps)
+    assert not any(m is Own._value2member_map_ for m in maps.maps)
     walked = maps.maps
     maps.drop_foreign()
     assert maps.maps is walked  # nothing changed: no walk
