@@ -392,9 +392,10 @@ def _kind(decision: Any) -> str:
     return f"ask({decision.reason!r})" if type(decision) is Decision else type(decision).__name__
 
 
-#: An absolute host path in an exception's text: POSIX (``/home/me/x``, not ``a/b`` or a URL's
-#: path) or Windows (``C:\\x``), up to a quote, whitespace or a separator of the message.
-_HOST_PATH = re.compile(r"(?<![\w/:.~-])(?:/|[A-Za-z]:\\)[\w.~-][^\s'\"<>|,;)\]]*")
+#: An absolute host path in an exception's text: POSIX (``/home/me/x``, also after ``cwd:`` or
+#: in a ``file://`` URL; not ``a/b`` or a web URL's path) or Windows (``C:\\x``), up to a quote,
+#: whitespace or a separator of the message.
+_HOST_PATH = re.compile(r"(?:(?<![\w/.~-])|(?<=file://))(?:/|[A-Za-z]:\\)[\w.~-][^\s'\"<>|,;)\]]*")
 #: What stands in for a host path in a tool's error text.
 HOST_PATH_MASK = "<path>"
 

@@ -96,8 +96,11 @@ def _raiser(exc: BaseException) -> Any:
         (ValueError(r"cannot read C:\Users\alice\notes.txt"), "leaky failed: ValueError: cannot read <path>"),
         (ValueError("disk on fire"), "leaky failed: ValueError: disk on fire"),
         (ValueError("see https://example.com/docs/a and a/b, 3/4"), "leaky failed: ValueError: see https://example.com/docs/a and a/b, 3/4"),
+        (RuntimeError("cwd:/home/alice/work failed"), "leaky failed: RuntimeError: cwd:<path> failed"),
+        (RuntimeError("bad file:///home/alice/notes.txt"), "leaky failed: RuntimeError: bad file://<path>"),
     ],
-    ids=["posix-path", "quoted-path", "oserror-filename", "oserror-two-filenames", "windows-path", "no-path", "url-and-relative"],
+    ids=["posix-path", "quoted-path", "oserror-filename", "oserror-two-filenames", "windows-path", "no-path", "url-and-relative",
+         "after-a-colon", "file-url"],
 )
 async def test_a_tool_that_raises_shows_no_host_path(exc: BaseException, text: str) -> None:
     mode = make_mode(_raiser(exc))
