@@ -78,10 +78,13 @@ class _QuietUnraisable:
             self.host(unraisable)
 
 
-def _quiet_reports() -> None:
+def quiet_reports() -> None:
     """Put `_QUIET` first among the `warnings` filters, should it not be there (a host's
     `catch_warnings` drops it when it exits; a filter the host adds goes in front of it), and
-    `_QuietUnraisable` in front of the host's unraisable hook."""
+    `_QuietUnraisable` in front of the host's unraisable hook: at each in-process run's start,
+    and before each `Releasing` (a run's end, a session's), where what the host changed since
+    would otherwise let late code's reports through (a review's session, thrown away after the
+    host's `catch_warnings` had ended, printed a `re` warning to the host's stderr)."""
     if warnings.filters[:len(_QUIET)] != list(_QUIET):
         warnings.filters[:] = [*_QUIET, *(kept for kept in warnings.filters if kept not in _QUIET)]
         warnings._filters_mutated()  # type: ignore[attr-defined]
@@ -118,7 +121,7 @@ class InProcessRuntime:
         code, bindings, docs = escaped_inputs(code, bindings, docs)
         if WINDOW.quarantine_full():
             return RunResult(value=None, logs=[], error=RunError("crashed", QUARANTINE_FULL))
-        _quiet_reports()
+        quiet_reports()
         # Before the run makes anything: what existed before is frozen, for the window's sake.
         WINDOW.enter()
         try:
@@ -136,6 +139,7 @@ class InProcessRuntime:
             # What only the run held, what it left in cycles (`garbage.WINDOW`) and what the
             # clean-up lets go of (the caches' keys, the put-back's values) goes here, not wherever
             # the host happens to let go of it.
+            quiet_reports()
             with Releasing():
                 groups = execution.shims.shared_groups()
                 try:

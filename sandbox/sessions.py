@@ -48,7 +48,7 @@ from .control import RunController
 from .execution import Releasing, syntax_result
 from .garbage import WINDOW
 from .host import Bindings, escaped_inputs
-from .inprocess import InProcessRuntime, release_shared
+from .inprocess import InProcessRuntime, quiet_reports, release_shared
 from .limits import DEFAULT_LIMITS, MIB, Limits
 from .policy import PolicyError, compile_snippet
 from .protocol import encode, pack_code
@@ -556,6 +556,7 @@ class InProcessSession(Session):
         state, self._state = self._state, None
         if state is None:
             return
+        quiet_reports()
         with Releasing():  # what only the session held goes now (`execution.Releasing`)
             groups = state.shims.shared_groups()
             state.release()

@@ -393,9 +393,14 @@ def _kind(decision: Any) -> str:
 
 
 #: An absolute host path in an exception's text: POSIX (``/home/me/x``, also after ``cwd:`` or
-#: in a ``file://`` URL; not ``a/b`` or a web URL's path) or Windows (``C:\\x``), up to a quote,
-#: whitespace or a separator of the message.
-_HOST_PATH = re.compile(r"(?:(?<![\w/.~-])|(?<=file://))(?:/|[A-Za-z]:\\)[\w.~-][^\s'\"<>|,;)\]]*")
+#: in a ``file:`` URL, ``//server/share``; not ``a/b`` or a web URL's path) or Windows
+#: (``C:\\x``, ``\\\\server\\share``), up to a quote, whitespace or a separator of the message; a
+#: space goes on the path when a slash follows before the next one (``/home/Ann Lee/x``).
+_PATH_PART = r"[^\s'\"<>|,;)\]]"
+_HOST_PATH = re.compile(
+    r"(?:(?<![\w/.~:-])//|(?:(?<![\w/.~-])|(?<=file://))/|(?<![\w/.~-])\\\\|(?<![\w/.~-])[A-Za-z]:\\)"
+    rf"[\w.~-]{_PATH_PART}*(?: {_PATH_PART}*[/\\]{_PATH_PART}*)*"
+)
 #: What stands in for a host path in a tool's error text.
 HOST_PATH_MASK = "<path>"
 

@@ -1538,3 +1538,42 @@ print(json.dumps(anyio.run(main)))
     report = _in_child(child, SESSION=session, CODE=code)
     assert report["cancelled"] is True and report["host"] == [] and report["left"] == 0, report
     assert "Exception ignored" not in report["stderr"], report
+
+
+@pytest.mark.parametrize("host_change", ["filter", "catch_warnings", "unraisable_hook"])
+def test_a_sessions_end_reports_nothing_of_its_late_code_whatever_the_host_changed(host_change):
+    """The filter that drops what a run's code warns, and the hook in front of the host's
+    unraisable hook, are the host's process-wide settings, which the host may change between
+    runs. A review's session, thrown away after the host had added a filter (or left a
+    `catch_warnings`, or set its own hook), printed its late code's `re` warning to the host's
+    stderr and into the `re` shim's registry. Both are put back in front before every end."""
+    child = """
+import json, sys, warnings, anyio
+sys.path.insert(0, ROOT)
+import sandbox
+snippet, change = CODE, CHANGE
+got = []
+async def main():
+    session = sandbox.open_session(backend="inprocess")
+    if change == "catch_warnings":
+        with warnings.catch_warnings():
+            await session.run(snippet)
+    else:
+        await session.run(snippet)
+    if change == "filter":
+        warnings.simplefilter("default")
+    if change == "unraisable_hook":
+        sys.unraisablehook = got.append
+    session.close()
+    registries = sum(len([k for k in getattr(m, "__warningregistry__", ()) if k != "version"])
+                     for n, m in list(sys.modules.items()) if n.startswith("sandbox"))
+    return {"registries": registries, "hook": len(got)}
+print(json.dumps(anyio.run(main)))
+"""
+    # A pattern `re` warns about, or one it refuses (CPython then reports the error).
+    pattern = "[z-a] SNIPPET PATTERN" if host_change == "unraisable_hook" else "[[SNIPPET PATTERN]"
+    code = MAP_CLOSES_LATE.replace("CLOSE", f"functools.partial(re.compile, {pattern!r})").replace(
+        "import decimal,", "import decimal, re,") + "keep = x\nreturn 1\n"
+    report = _in_child(child, CODE=code, CHANGE=host_change)
+    assert report["registries"] == 0 and report["hook"] == 0, report
+    assert "SNIPPET" not in report["stderr"] and "Warning" not in report["stderr"], report

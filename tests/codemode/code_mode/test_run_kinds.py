@@ -98,9 +98,12 @@ def _raiser(exc: BaseException) -> Any:
         (ValueError("see https://example.com/docs/a and a/b, 3/4"), "leaky failed: ValueError: see https://example.com/docs/a and a/b, 3/4"),
         (RuntimeError("cwd:/home/alice/work failed"), "leaky failed: RuntimeError: cwd:<path> failed"),
         (RuntimeError("bad file:///home/alice/notes.txt"), "leaky failed: RuntimeError: bad file://<path>"),
+        (RuntimeError("cannot open //fileserver/alice/x.xlsx"), "leaky failed: RuntimeError: cannot open <path>"),
+        (RuntimeError(r"cannot open \\fileserver\alice\x.xlsx"), "leaky failed: RuntimeError: cannot open <path>"),
+        (RuntimeError("cannot open /home/alice smith/x.toml now"), "leaky failed: RuntimeError: cannot open <path> now"),
     ],
     ids=["posix-path", "quoted-path", "oserror-filename", "oserror-two-filenames", "windows-path", "no-path", "url-and-relative",
-         "after-a-colon", "file-url"],
+         "after-a-colon", "file-url", "posix-share", "windows-share", "with-a-space"],
 )
 async def test_a_tool_that_raises_shows_no_host_path(exc: BaseException, text: str) -> None:
     mode = make_mode(_raiser(exc))

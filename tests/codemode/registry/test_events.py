@@ -150,6 +150,19 @@ def test_a_ring_log_keeps_its_size_under_the_byte_cap_and_always_the_newest() ->
     assert [e["text"][0] for e in log.read()] == ["y"]
 
 
+def test_a_ring_log_counts_big_ints_by_their_digits() -> None:
+    """A 4,000-digit int passes the sandbox's checks and takes about 1.7 KB; a review's tool
+    calls filled a log capped at 8 MiB with 26 MiB of them, each counted as 8 bytes."""
+    import sys
+
+    big = 10**3900
+    assert estimate_size(big) >= sys.getsizeof(big) - 28
+    log = MemoryEventLog(max_bytes=100_000)
+    for i in range(100):
+        log.append({"type": "message", "args": [big + i]})
+    assert len(log) < 60 and sum(sys.getsizeof(e["args"][0]) for e in log.read()) <= 100_000
+
+
 @pytest.mark.parametrize("caps", [{"max_events": 0}, {"max_bytes": -1}, {"max_events": True}, {"max_bytes": 1.5}])
 def test_a_ring_log_checks_its_caps(caps: dict) -> None:
     with pytest.raises(ValueError, match="must be an int >= 1 or None"):
