@@ -10,87 +10,24 @@ Use the worker backend for anything a model wrote.
 from __future__ import annotations
 
 import math
-import re
 import sys
 import time
 import typing
-import warnings
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import anyio
 
-from .control import COLLECTING, RELEASING, RunController, RunStopped, cancel_on, interruption
-from .crossing import SHARED, STEPPING
+from .control import RunController, RunStopped, cancel_on, interruption
+from .crossing import SHARED
 from .enum_maps import ENUM_VALUE_MAPS
 from .execution import Execution, Releasing, syntax_result
 from .garbage import WINDOW
 from .host import Bindings, CallScope, escaped_inputs, invoke
 from .limits import Limits, wall_time_message
 from .policy import PolicyError
+from .reports import quiet_reports
 from .result import RunError, RunResult
 from .session import SessionState
-
-
-class _InARun:
-    """The message pattern of a `warnings` filter that matches any text while a run's code, or
-    what CPython runs of a run late, runs on this thread: a step, a collection, the end of a run.
-    A warning raised there (the stdlib's `re` parser warns about a snippet's pattern; CPython's
-    "coroutine ... was never awaited" names a snippet's coroutine) is ignored, where `warnings`
-    would have kept its snippet-chosen text in the host module's `__warningregistry__` for good
-    and printed it to the host's stderr (reviews grew `sandbox.scheduler`'s and
-    `sandbox.shims.re`'s registries with every run). "ignore" writes no registry entry."""
-
-    __slots__ = ()
-
-    def match(self, text: str) -> bool:
-        return _run_code_runs_here()
-
-
-def _run_code_runs_here() -> bool:
-    """A run's code, or what CPython runs of a run late, may run on this thread now."""
-    return STEPPING.run is not None or COLLECTING.running or RELEASING.active
-
-
-#: Ignored: what a run's code warns, and CPython's never-awaited warning about a snippet's
-#: coroutine freed in a sandbox frame between steps. A run's unawaited tool calls are reported
-#: in its own log (`output.render_logs`).
-_QUIET = (
-    ("ignore", _InARun(), Warning, None, 0),
-    ("ignore", re.compile(r"coroutine .* was never awaited", re.I), RuntimeWarning,
-     re.compile(r"(sandbox(\..*)?|__snippet__)\Z"), 0),
-)
-
-
-class _QuietUnraisable:
-    """`sys.unraisablehook` in front of the host's: drops CPython's "Exception ignored in ..."
-    report while a run's code runs on this thread (`_run_code_runs_here`), where the exception's text is the
-    snippet's (a review's freed generator's delegate `close`, `partial(int, text)`, printed that
-    text to the host's stderr); otherwise passes it on."""
-
-    __slots__ = ("host",)
-
-    def __init__(self, host: Callable[[Any], object]) -> None:
-        self.host = host
-
-    def __call__(self, unraisable: Any) -> None:
-        if not _run_code_runs_here():
-            self.host(unraisable)
-
-
-def quiet_reports() -> None:
-    """Put `_QUIET` first among the `warnings` filters, should it not be there (a host's
-    `catch_warnings` drops it when it exits; a filter the host adds goes in front of it), and
-    `_QuietUnraisable` in front of the host's unraisable hook: at each in-process run's start,
-    and before each `Releasing` (a run's end, a session's), where what the host changed since
-    would otherwise let late code's reports through (a review's session, thrown away after the
-    host's `catch_warnings` had ended, printed a `re` warning to the host's stderr)."""
-    if warnings.filters[:len(_QUIET)] != list(_QUIET):
-        warnings.filters[:] = [*_QUIET, *(kept for kept in warnings.filters if kept not in _QUIET)]
-        warnings._filters_mutated()  # type: ignore[attr-defined]
-    if type(sys.unraisablehook) is not _QuietUnraisable:
-        sys.unraisablehook = _QuietUnraisable(sys.unraisablehook)
-
 
 #: A run whose objects, finalized at its end, kept making new garbage (`garbage.QUARANTINE`).
 QUARANTINED = ("the run's objects kept making new objects as they were cleaned up; "

@@ -1541,17 +1541,20 @@ print(json.dumps(anyio.run(main)))
 
 
 @pytest.mark.parametrize("host_change", ["filter", "catch_warnings", "unraisable_hook"])
-def test_a_sessions_end_reports_nothing_of_its_late_code_whatever_the_host_changed(host_change):
+@pytest.mark.parametrize("finalized_by", ["session-end", "host-collector"])
+def test_late_code_reports_nothing_on_the_host_whatever_the_host_changed(host_change, finalized_by):
     """The filter that drops what a run's code warns, and the hook in front of the host's
     unraisable hook, are the host's process-wide settings, which the host may change between
     runs. A review's session, thrown away after the host had added a filter (or left a
     `catch_warnings`, or set its own hook), printed its late code's `re` warning to the host's
-    stderr and into the `re` shim's registry. Both are put back in front before every end."""
+    stderr and into the `re` shim's registry; another's later session run dropped the earlier
+    run's cycle, which the host's own collector finalized after the host had changed its
+    filters. Both are put back in front before every end and at every collection."""
     child = """
-import json, sys, warnings, anyio
+import gc, json, sys, warnings, anyio
 sys.path.insert(0, ROOT)
 import sandbox
-snippet, change = CODE, CHANGE
+snippet, change, flow = CODE, CHANGE, FLOW
 got = []
 async def main():
     session = sandbox.open_session(backend="inprocess")
@@ -1560,10 +1563,14 @@ async def main():
             await session.run(snippet)
     else:
         await session.run(snippet)
+    if flow == "host-collector":
+        await session.run("del keep\\nreturn 2")  # frozen while this run is live
     if change == "filter":
         warnings.simplefilter("default")
     if change == "unraisable_hook":
         sys.unraisablehook = got.append
+    if flow == "host-collector":
+        gc.collect()
     session.close()
     registries = sum(len([k for k in getattr(m, "__warningregistry__", ()) if k != "version"])
                      for n, m in list(sys.modules.items()) if n.startswith("sandbox"))
@@ -1573,7 +1580,7 @@ print(json.dumps(anyio.run(main)))
     # A pattern `re` warns about, or one it refuses (CPython then reports the error).
     pattern = "[z-a] SNIPPET PATTERN" if host_change == "unraisable_hook" else "[[SNIPPET PATTERN]"
     code = MAP_CLOSES_LATE.replace("CLOSE", f"functools.partial(re.compile, {pattern!r})").replace(
-        "import decimal,", "import decimal, re,") + "keep = x\nreturn 1\n"
-    report = _in_child(child, CODE=code, CHANGE=host_change)
+        "import decimal,", "import decimal, re,") + "class Box:\n    pass\nkeep = Box()\nkeep.me = keep\nkeep.x = x\ndel x, m\nreturn 1\n"
+    report = _in_child(child, CODE=code, CHANGE=host_change, FLOW=finalized_by)
     assert report["registries"] == 0 and report["hook"] == 0, report
     assert "SNIPPET" not in report["stderr"] and "Warning" not in report["stderr"], report
