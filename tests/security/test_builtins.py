@@ -213,3 +213,19 @@ BUILTIN_CALLBACKS = [
 async def test_builtin_callbacks_receive_only_plain_objects(sb, case):
     _, code, expected = case
     await sb.assert_harmless(code, expected)
+
+
+async def test_codec_names_a_run_asked_for_are_not_kept(sb):
+    """`encodings` caches every codec name it could not find, with no bound: a review's runs
+    left 190 MB each in `encodings._cache` with 1 MB names, and a later run could time which
+    names an earlier one had asked for. The clean-up drops the names no codec answered."""
+    import encodings
+
+    before = dict(encodings._cache)
+    code = ("n = 0\nfor i in range(50):\n    try:\n        b'a'.decode('nocodec' * 1000 + str(i))\n"
+            "    except LookupError:\n        n += 1\nreturn [n, len(b'a'.decode('latin-1'))]")
+    result = await sb.run(code, backend="inprocess")
+    assert result.value == [50, 1], result
+    added = {name: found for name, found in encodings._cache.items() if name not in before}
+    assert all(found is not None for found in added.values()), sorted(added)[:3]
+    assert not any("nocodec" in name for name in encodings._cache)
