@@ -36,7 +36,6 @@ from .policy import (
     compile_snippet,
 )
 from .raised import mark_raised, out_of_memory
-from .reports import quiet_reports
 from .result import MAX_ERROR_MESSAGE, RunError, RunResult, cut_text
 from .scheduler import (
     CallRequest,
@@ -230,13 +229,12 @@ def _collector_context(phase: str, info: Mapping[str, Any]) -> None:
     when it stops (`Decimal.sqrt` there flagged both); a context that C decimal made during the
     collection, in a thread that had none, is left with no flag set. Nothing here sets a
     context variable: a collection can start inside one being set, and setting another then
-    frees what the first is still reading (CPython crashed so). It puts the report gates back
-    in front first (`reports.quiet_reports`): what a session's later run dropped of an earlier
-    run's is finalized by the host's collector, and a review's host had changed its warnings
-    filters by then."""
+    frees what the first is still reading (CPython crashed so). Nor does it change anything of
+    the host's, such as `warnings.filters`: C code may be reading it around the allocation that
+    started the collection (a version that put the report gates back here cut the host's
+    filters short inside `catch_warnings`, and crashed CPython when it removed duplicates)."""
     collection = _COLLECTION
     if phase == "start":
-        quiet_reports()  # the host may have put a filter or a hook of its own in front since
         COLLECTING.running = True
         # At the end of a run the thread's context is `Releasing`'s own, dropped after it.
         context = None if _DECIMAL is None or RELEASING.active else _DECIMAL.get(None)

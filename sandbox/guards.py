@@ -962,7 +962,7 @@ class _ClassFactory:
     snippet-owned.
     """
 
-    __slots__ = ("_owned", "_token", "_host_state_names", "_body_names", "_written")
+    __slots__ = ("_owned", "_token", "_host_state_names", "_body_names", "_written", "_unfinished")
 
     def __init__(self, owned: OwnedClasses, token: object,
                  host_state_names: Callable[[type], frozenset[str]]) -> None:
@@ -974,6 +974,8 @@ class _ClassFactory:
         self._body_names: dict[int, tuple[type, frozenset[str]]] = {}
         #: The private names snippet code wrote onto each of the run's classes (by identity).
         self._written: dict[int, tuple[type, set[str]]] = {}
+        #: Classes whose statement failed after CPython had made them (`_disown_escaped`).
+        self._unfinished = OwnedClasses()
 
     def release(self) -> None:
         self._body_names.clear()
@@ -1018,6 +1020,9 @@ class _ClassFactory:
 
     def __call__(self, name: str, bases: tuple[Any, ...], namespace: Any, /, **kwds: Any) -> type:
         check_class_keywords(kwds)
+        for base in bases:
+            if base in self._unfinished:
+                raise TypeError(f"class {name!r} cannot have {base.__name__!r} as a base: its class statement failed")
         meta = metaclass_for(bases, self._owns)
         qualname = namespace.get("__qualname__")
         if isinstance(qualname, str) and qualname.startswith(_SNIPPET_LOCALS):
@@ -1038,7 +1043,11 @@ class _ClassFactory:
         if namespace.get("__await__") is not None:
             namespace["__await__"] = delegating_await(namespace["__await__"])
         namespace[_OWNER_KEY] = self._token
-        cls = meta(name, bases, namespace, **kwds)
+        try:
+            cls = meta(name, bases, namespace, **kwds)
+        except BaseException:
+            self._disown_escaped(bases)
+            raise
         type.__delattr__(cls, _OWNER_KEY)
         holder.append(cls)
         if isinstance(cls, abc.ABCMeta):
@@ -1050,6 +1059,23 @@ class _ClassFactory:
                 type.__setattr__(cls, key, judging_method(key, value, cls))
         self._owned.add(cls)
         return cls
+
+    def _disown_escaped(self, bases: tuple[Any, ...]) -> None:
+        """A class statement failed after CPython had made the class (an `__init_subclass__`
+        raised), which a `__set_name__` may have handed to the snippet: it stays in its bases'
+        `__subclasses__()`. It is not the run's (no token: never a base, never owned), and an
+        ABC's hook answers only inside the run's steps (a review's half-built protocol kept
+        typing's raw `_proto_hook` in `Iterable`'s subclasses, which the host's own
+        `isinstance` ran, outside the run)."""
+        for base in bases:
+            if not isinstance(base, type):
+                continue
+            for sub in type.__subclasses__(base):
+                if type.__getattribute__(sub, "__dict__").get(_OWNER_KEY) is self._token:
+                    type.__delattr__(sub, _OWNER_KEY)
+                    self._unfinished.add(sub)
+                    if isinstance(sub, abc.ABCMeta):
+                        type.__setattr__(sub, "__subclasshook__", stepping_subclasshook(sub))
 
     def _check_host_state(self, name: str, bases: tuple[Any, ...], namespace: Any, defined: frozenset[str]) -> None:
         """Neither the class body (`defined`: its names and `__slots__`) nor a snippet class it

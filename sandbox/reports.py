@@ -6,9 +6,12 @@ make `warnings` print snippet-chosen text to the host's stderr and keep it in a 
 text through the host's `sys.unraisablehook`. A `warnings` filter and a hook in front of the
 host's drop both while a run's code may run on the thread (a step, a collection, the end of a
 run). Both are process-wide settings the host owns and may change at any time, so they are put
-back in front wherever late code may run next: each in-process run's start and end, each
-session's end, and each collection (`execution._collector_context`): a review's host changed
-its filters after a session run, and its own collector then printed that run's late warning.
+back in front at each in-process run's start and end and each session's end (a review's
+session, thrown away after the host's `catch_warnings` had ended, printed a late warning). Not
+inside a collection: C code may be reading the filters around the allocation that started it
+(a version that did cut the host's filters short and crashed CPython). So what the host's own
+collector finalizes of a session's earlier run, after the host put a filter or a hook of its
+own in front, is reported as the host's settings say.
 """
 
 from __future__ import annotations
@@ -76,8 +79,7 @@ def quiet_reports() -> None:
     `catch_warnings` drops it when it exits; a filter the host adds goes in front of it), and
     `_QuietUnraisable` in front of the host's unraisable hook (see the module docs for where:
     a review's session, thrown away after the host's `catch_warnings` had ended, printed a `re`
-    warning to the host's stderr). Safe inside a collection's callback: `warnings` reads its
-    filters by index, holding each it reads."""
+    warning to the host's stderr). Never inside a collection (see the module docs)."""
     if warnings.filters[:len(_QUIET)] != list(_QUIET):
         warnings.filters[:] = [*_QUIET, *(kept for kept in warnings.filters if kept not in _QUIET)]
         warnings._filters_mutated()  # type: ignore[attr-defined]

@@ -334,3 +334,60 @@ return [g.__name__, g.__doc__, f.__qualname__, g.__qualname__, g.__module__, ord
     result = await sb.run(code, backend=backend)
     assert result.ok, result
     assert result.value == ["f", "doc (cached)", "shared", "shared", "mod", ["value", "target"], 5, 4, 3, 3, 1]
+
+
+#: A protocol whose statement fails after CPython made the class (`Protocol.__init_subclass__`
+#: refuses a base that is no protocol), handed to the snippet by a body descriptor's
+#: `__set_name__`: it stays in `Iterable.__subclasses__()` with typing's hook.
+HALF_BUILT = """
+import graphlib, typing
+got = []
+class Grab:
+    def __set_name__(self, owner, name):
+        got.append(owner)
+class D:
+    def __get__(self, obj, owner=None):
+        return len
+class NotAProtocol:
+    pass
+try:
+    class P(typing.Protocol, typing.Iterable, NotAProtocol):
+        g = Grab()
+        m0 = D()
+except TypeError:
+    pass
+out = []
+try:
+    class Q(got[0], graphlib.TopologicalSorter):
+        pass
+except TypeError as e:
+    out.append(str(e))
+try:
+    typing.runtime_checkable(got[0])
+except TypeError as e:
+    out.append(str(e))
+out.append(await tools.check())
+return out
+"""
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "worker"])
+async def test_a_class_whose_statement_failed_is_nobodys_base_and_answers_no_host_check(sb, backend):
+    """A review caught such a class: the class factory's steps after CPython's had never run on
+    it, so it was no base the host-state check saw (graphlib's host code then wrote onto a shared
+    function), and its ABC hook was typing's raw one, which the host's own `isinstance(x,
+    Iterable)` ran outside the run (`RunOverError` in the host). Such a class is disowned: never a
+    base, never the snippet's own, its hook answers only in the run's steps."""
+    import collections.abc
+
+    class HostThing:
+        pass
+
+    async def check() -> bool:
+        return isinstance(HostThing(), collections.abc.Iterable)
+
+    result = await sb.run(HALF_BUILT, backend=backend, bindings={"check": check})
+    assert result.error is None, result
+    base, checkable, host = result.value
+    assert "its class statement failed" in base and "defined in the snippet" in checkable, result.value
+    assert host is False

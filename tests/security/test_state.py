@@ -243,3 +243,20 @@ HOST_OBJECT_WRITES = [
 @pytest.mark.parametrize("name,code,kind,fragments", HOST_OBJECT_WRITES, ids=[c[0] for c in HOST_OBJECT_WRITES])
 async def test_host_object_writes_refused(sb, name, code, kind, fragments):
     await sb.assert_refused(code, kind, *fragments, docs={"f": "doc f", "g": "doc g"})
+
+
+async def test_normaldist_samples_never_draw_from_the_hosts_generator(sb):
+    """`statistics.NormalDist.samples` without a seed draws from `random`'s module-level
+    generator, the host's: a review's run shifted the host's seeded sequence and saw its draws.
+    The shim's `NormalDist`, and what its operators and `from_samples` make, draw from one of
+    their own; a given seed still gives the stdlib's draws."""
+    random.seed(5)
+    expected = [random.random() for _ in range(3)]
+    random.seed(5)
+    code = ("import statistics\nd = statistics.NormalDist(0, 1)\ne = (d + 1) * 2 - 0.5\n"
+            "f = statistics.NormalDist.from_samples([1.0, 2.0, 3.0])\n"
+            "return [len(d.samples(50)), len(e.samples(5)), len((-f).samples(5)), type(e).__name__, e.mean,\n"
+            "        d.samples(2, seed=1) == statistics.NormalDist(0, 1).samples(2, seed=1)]")
+    result = await sb.run(code, backend="inprocess")
+    assert result.value == [50, 5, 5, "NormalDist", 1.5, True], result
+    assert [random.random() for _ in range(3)] == expected
