@@ -215,11 +215,12 @@ import calendar as _calendar  # noqa: E402 - kept next to the table it feeds
 import dataclasses as _dataclasses  # noqa: E402
 import enum as _enum  # noqa: E402
 import functools as _functools  # noqa: E402
+import statistics as _statistics  # noqa: E402
 import textwrap as _textwrap  # noqa: E402
 
 UNSUBCLASSABLE: tuple[type, ...] = (
     _dataclasses.Field, _functools.cached_property, string.Template, _textwrap.TextWrapper,
-    _calendar.TextCalendar,
+    _calendar.TextCalendar, _statistics.NormalDist,
 )
 
 
@@ -1324,7 +1325,9 @@ def make_immutable(cls: type) -> None:
     flags = type.__dict__["__flags__"].__get__(cls)
     if not flags & _HEAP_FLAG or flags & _IMMUTABLE_FLAG:
         return  # static (C) types have no `__annotations__`; see `drop_lazy_annotations`
-    if "__annotations__" not in type.__getattribute__(cls, "__dict__"):
+    annotations = type.__getattribute__(cls, "__dict__").get("__annotations__")
+    if annotations is None or (type(annotations) is dict and not annotations):
+        # None yet, or the empty one a read made: a class body's are never empty.
         type.__setattr__(cls, "__annotations__", types.MappingProxyType({}))
         flags = type.__dict__["__flags__"].__get__(cls)
     slot = _flags_slot(cls, flags)

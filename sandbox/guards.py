@@ -1046,7 +1046,7 @@ class _ClassFactory:
         try:
             cls = meta(name, bases, namespace, **kwds)
         except BaseException:
-            self._disown_escaped(bases)
+            self._disown_escaped()
             raise
         type.__delattr__(cls, _OWNER_KEY)
         holder.append(cls)
@@ -1060,17 +1060,23 @@ class _ClassFactory:
         self._owned.add(cls)
         return cls
 
-    def _disown_escaped(self, bases: tuple[Any, ...]) -> None:
+    def _disown_escaped(self) -> None:
         """A class statement failed after CPython had made the class (an `__init_subclass__`
         raised), which a `__set_name__` may have handed to the snippet: it stays in its bases'
         `__subclasses__()`. It is not the run's (no token: never a base, never owned), and an
         ABC's hook answers only inside the run's steps (a review's half-built protocol kept
         typing's raw `_proto_hook` in `Iterable`'s subclasses, which the host's own
         `isinstance` ran, outside the run)."""
-        for base in bases:
-            if not isinstance(base, type):
-                continue
-            for sub in type.__subclasses__(base):
+        # Found by the token, among every class: its bases may not be the ones given here (a
+        # statement with none, a metaclass that builds on others).
+        seen = {id(object)}
+        pending: list[type] = [object]
+        while pending:
+            for sub in type.__subclasses__(pending.pop()):
+                if id(sub) in seen:
+                    continue
+                seen.add(id(sub))
+                pending.append(sub)
                 if type.__getattribute__(sub, "__dict__").get(_OWNER_KEY) is self._token:
                     type.__delattr__(sub, _OWNER_KEY)
                     self._unfinished.add(sub)

@@ -7,6 +7,7 @@ import os
 import statistics
 from typing import Any
 
+from ..guards import CHECKED_REPLACEMENTS
 from .base import public
 
 NAME = "statistics"
@@ -46,6 +47,7 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
               "__neg__"):
     setattr(NormalDist, _name, _returning_ours(_name))
 NormalDist.__module__ = "statistics"
+CHECKED_REPLACEMENTS.add(NormalDist)  # the stdlib class stays out of every MRO a snippet sees
 
 
 def attrs() -> dict[str, Any]:

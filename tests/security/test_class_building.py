@@ -371,6 +371,34 @@ return out
 """
 
 
+#: The same escape with no bases at all (`object.__init_subclass__` refuses a keyword after
+#: CPython made the class): a later review's, which a search of the given bases missed.
+HALF_BUILT_NO_BASES = """
+import graphlib
+got = []
+class Grab:
+    def __set_name__(self, owner, name):
+        got.append(owner)
+try:
+    class P(x=1):
+        g = Grab()
+except TypeError:
+    pass
+try:
+    class Q(got[0], graphlib.TopologicalSorter):
+        pass
+except TypeError as e:
+    return str(e)
+return "accepted"
+"""
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "worker"])
+async def test_a_class_whose_statement_failed_with_no_bases_is_nobodys_base(sb, backend):
+    result = await sb.run(HALF_BUILT_NO_BASES, backend=backend)
+    assert result.error is None and "its class statement failed" in result.value, result
+
+
 @pytest.mark.parametrize("backend", ["inprocess", "worker"])
 async def test_a_class_whose_statement_failed_is_nobodys_base_and_answers_no_host_check(sb, backend):
     """A review caught such a class: the class factory's steps after CPython's had never run on

@@ -255,8 +255,10 @@ async def test_normaldist_samples_never_draw_from_the_hosts_generator(sb):
     random.seed(5)
     code = ("import statistics\nd = statistics.NormalDist(0, 1)\ne = (d + 1) * 2 - 0.5\n"
             "f = statistics.NormalDist.from_samples([1.0, 2.0, 3.0])\n"
+            "std = [c for c in type(d).__mro__ if c is not type(d) and c is not object]\n"
             "return [len(d.samples(50)), len(e.samples(5)), len((-f).samples(5)), type(e).__name__, e.mean,\n"
-            "        d.samples(2, seed=1) == statistics.NormalDist(0, 1).samples(2, seed=1)]")
+            "        d.samples(2, seed=1) == statistics.NormalDist(0, 1).samples(2, seed=1), std]")
     result = await sb.run(code, backend="inprocess")
-    assert result.value == [50, 5, 5, "NormalDist", 1.5, True], result
+    # The stdlib class is in no MRO the snippet sees (a later review drew from it through one).
+    assert result.value == [50, 5, 5, "NormalDist", 1.5, True, []], result
     assert [random.random() for _ in range(3)] == expected
