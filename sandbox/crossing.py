@@ -39,7 +39,7 @@ import sysconfig
 import threading
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
@@ -1371,25 +1371,30 @@ def _find_lazy_annotations() -> None:
     if len(sys.modules) == _LAZY_SCANNED[0]:
         return
     _LAZY_SCANNED[0] = len(sys.modules)
+    for sub in every_class():
+        flags = type.__dict__["__flags__"].__get__(sub)
+        if not flags & _HEAP_FLAG or not flags & _IMMUTABLE_FLAG or sub in _LAZY_ANNOTATIONS:
+            continue
+        # Nothing but a read puts an empty `dict` in a class CPython made immutable (it refuses
+        # writes): also one the run that loaded the class's module made before this looked. A
+        # Python class `make_immutable` froze has a read-only mapping, or the annotations of its
+        # class body.
+        namespace = type.__getattribute__(sub, "__dict__")
+        annotations = namespace.get("__annotations__", {})
+        if type(annotations) is dict and not annotations:
+            _LAZY_ANNOTATIONS[sub] = namespace
+
+
+def every_class() -> Iterator[type]:
+    """Every class there is but `object`, through `__subclasses__()`, each once."""
     seen = {id(object)}
     pending: list[type] = [object]
     while pending:
         for sub in type.__subclasses__(pending.pop()):
-            if id(sub) in seen:
-                continue
-            seen.add(id(sub))
-            pending.append(sub)
-            flags = type.__dict__["__flags__"].__get__(sub)
-            if not flags & _HEAP_FLAG or not flags & _IMMUTABLE_FLAG or sub in _LAZY_ANNOTATIONS:
-                continue
-            # Nothing but a read puts an empty `dict` in a class CPython made immutable (it
-            # refuses writes): also one the run that loaded the class's module made before this
-            # looked. A Python class `make_immutable` froze has a read-only mapping, or the
-            # annotations of its class body.
-            namespace = type.__getattribute__(sub, "__dict__")
-            annotations = namespace.get("__annotations__", {})
-            if type(annotations) is dict and not annotations:
-                _LAZY_ANNOTATIONS[sub] = namespace
+            if id(sub) not in seen:
+                seen.add(id(sub))
+                pending.append(sub)
+                yield sub
 
 
 def _flags_slot(cls: type, flags: int) -> ctypes.c_ulong:

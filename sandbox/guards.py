@@ -37,6 +37,7 @@ from .crossing import (
     _TypeMeta,
     attribute_problem,
     delegating_await,
+    every_class,
     exit_arguments,
     forbidden,
     guarded_getattr,
@@ -1069,19 +1070,12 @@ class _ClassFactory:
         `isinstance` ran, outside the run)."""
         # Found by the token, among every class: its bases may not be the ones given here (a
         # statement with none, a metaclass that builds on others).
-        seen = {id(object)}
-        pending: list[type] = [object]
-        while pending:
-            for sub in type.__subclasses__(pending.pop()):
-                if id(sub) in seen:
-                    continue
-                seen.add(id(sub))
-                pending.append(sub)
-                if type.__getattribute__(sub, "__dict__").get(_OWNER_KEY) is self._token:
-                    type.__delattr__(sub, _OWNER_KEY)
-                    self._unfinished.add(sub)
-                    if isinstance(sub, abc.ABCMeta):
-                        type.__setattr__(sub, "__subclasshook__", stepping_subclasshook(sub))
+        for sub in every_class():
+            if type.__getattribute__(sub, "__dict__").get(_OWNER_KEY) is self._token:
+                type.__delattr__(sub, _OWNER_KEY)
+                self._unfinished.add(sub)
+                if isinstance(sub, abc.ABCMeta):
+                    type.__setattr__(sub, "__subclasshook__", stepping_subclasshook(sub))
 
     def _check_host_state(self, name: str, bases: tuple[Any, ...], namespace: Any, defined: frozenset[str]) -> None:
         """Neither the class body (`defined`: its names and `__slots__`) nor a snippet class it
