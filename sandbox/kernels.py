@@ -27,6 +27,7 @@ import fractions
 import functools
 import io
 import itertools
+import os
 import random
 import re
 import statistics
@@ -377,9 +378,48 @@ class RunKernels:
 # these kernels is how a *host* class's value is copied (by a rule per type, never by its reduce
 # protocol) and how an instance of the snippet's own class is made without its `__init__`.
 
+# -- statistics ---------------------------------------------------------------------------------
+class NormalDist(statistics.NormalDist):
+    """`statistics.NormalDist`, except that `samples` without a seed draws from a generator of
+    its own, seeded afresh: the stdlib's draws from `random`'s module-level generator, the
+    host's (a review's run shifted the host's seeded sequence, and saw its draws). What its
+    operators and `from_samples` make is this class too."""
+
+    __slots__ = ()
+
+    def samples(self, n: int, *, seed: Any = None) -> list[float]:
+        return super().samples(n, seed=os.urandom(16) if seed is None else seed)
+
+    @classmethod
+    def from_samples(cls, data: Any) -> NormalDist:
+        return _ours(statistics.NormalDist.from_samples(data))
+
+
+def _ours(made: Any) -> Any:
+    return NormalDist(made.mean, made.stdev) if type(made) is statistics.NormalDist else made
+
+
+def _returning_ours(name: str) -> Any:
+    method = getattr(statistics.NormalDist, name)
+
+    def wrapped(self: Any, *args: Any) -> Any:
+        return _ours(method(self, *args))
+
+    wrapped.__name__ = wrapped.__qualname__ = name
+    return wrapped
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__pos__",
+              "__neg__"):
+    setattr(NormalDist, _name, _returning_ours(_name))
+NormalDist.__module__ = "statistics"
+guards_module.CHECKED_REPLACEMENTS.add(NormalDist)  # the stdlib class stays out of every MRO a snippet sees
+
+
+
 #: Host values `copy`/`deepcopy` hand back as they are: immutable, so a copy is the same value.
 COPY_IMMUTABLE = frozenset(
-    {decimal.Decimal, fractions.Fraction, uuid.UUID, statistics.NormalDist, datetime.date,
+    {decimal.Decimal, fractions.Fraction, uuid.UUID, statistics.NormalDist, NormalDist, datetime.date,
      datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone, re.Pattern,
      re.Match, weakref.ref, type(Ellipsis), types.GenericAlias, types.UnionType,
      functools._lru_cache_wrapper}  # type: ignore[attr-defined] - its own hooks return it
