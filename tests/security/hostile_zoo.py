@@ -750,7 +750,11 @@ def zoo_through_calls(calls_source: str, *, allowed: Any = None) -> tuple[list[A
             outcome, callers = host_callers(call, zoo[name], allowed=allowed)
             outcomes.append(outcome)
             found += [f"{name} / {how}: {c}" for c in callers]
-    owns = ex.shims.context.guards.owns
+    guards = ex.shims.context.guards
+    # A class whose statement failed was the snippet's own when its hooks got it; the class
+    # factory disowns it after (`_ClassFactory._disown_escaped`).
+    unfinished = guards.class_factory._unfinished
     handed = [item for _, args, kwargs in log for item in (*args, *kwargs.values())]
-    foreign = [item for item in handed if type(item) not in PLAIN_RECEIVED and not owns(item)]
+    foreign = [item for item in handed
+               if type(item) not in PLAIN_RECEIVED and not guards.owns(item) and item not in unfinished]
     return outcomes, log, found, foreign
