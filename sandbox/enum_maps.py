@@ -107,12 +107,13 @@ class EnumValueMaps:
         signature = self._signature()
         if signature == self.signature and list(map(len, self.maps)) == self.lengths:
             return
+        from .crossing import is_immutable  # imports this module: not at the top
         maps = []
         pending = [enum.Enum]
         while pending:
             cls = pending.pop()
             pending.extend(type.__subclasses__(cls))
-            if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE:
+            if not is_immutable(cls):
                 continue  # a run's own (or a host class no run reaches)
             members = cls.__dict__.get("_value2member_map_")
             if isinstance(members, dict):
@@ -124,8 +125,6 @@ class EnumValueMaps:
                     members.update(kept)
         self.signature, self.maps, self.lengths = signature, maps, list(map(len, maps))
 
-
-_IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: the shared classes (`crossing.make_immutable`)
 
 #: The process's one record of the enum maps (the in-process clean-up).
 ENUM_VALUE_MAPS = EnumValueMaps()

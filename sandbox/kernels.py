@@ -373,11 +373,6 @@ class RunKernels:
         return typing.runtime_checkable(cls)
 
 
-# -- copy ---------------------------------------------------------------------------------------
-# The `copy` prelude walks containers and the snippet's own objects itself; what it asks of
-# these kernels is how a *host* class's value is copied (by a rule per type, never by its reduce
-# protocol) and how an instance of the snippet's own class is made without its `__init__`.
-
 # -- statistics ---------------------------------------------------------------------------------
 class NormalDist(statistics.NormalDist):
     """`statistics.NormalDist`, except that `samples` without a seed draws from a generator of
@@ -416,6 +411,10 @@ NormalDist.__module__ = "statistics"
 guards_module.CHECKED_REPLACEMENTS.add(NormalDist)  # the stdlib class stays out of every MRO a snippet sees
 
 
+# -- copy ---------------------------------------------------------------------------------------
+# The `copy` prelude walks containers and the snippet's own objects itself; what it asks of
+# these kernels is how a *host* class's value is copied (by a rule per type, never by its reduce
+# protocol) and how an instance of the snippet's own class is made without its `__init__`.
 
 #: Host values `copy`/`deepcopy` hand back as they are: immutable, so a copy is the same value.
 COPY_IMMUTABLE = frozenset(

@@ -83,16 +83,14 @@ class SessionState:
         self.hook_names = ()
         self.shims.end_run()
 
-
     def release(self) -> None:
-        """The session is over (inside `execution.Releasing`): its globals, builtins and shims'
-        pointers go now, whoever still holds the state (a host's cancellation carries the
-        session's frames, with the state in their locals, to wherever the host lets go of it)."""
-        self.current = None
+        """The session is over (inside `execution.Releasing`): besides what `leave` lets go of,
+        its globals and the guards' caches go now, whoever still holds the state (a host's
+        cancellation carries the session's frames, with the state in their locals, to wherever
+        the host lets go of it)."""
+        self.leave()
         self.globals.clear()
-        self.builtins.clear()
-        self.hook_names = ()
-        self.shims.release()
+        self.guards.release()  # the shims' guards (`ShimSet(self.guards, ...)`)
 
 
 class SessionRlimits:

@@ -48,10 +48,11 @@ from .control import RunController
 from .execution import Releasing, syntax_result
 from .garbage import WINDOW
 from .host import Bindings, escaped_inputs
-from .inprocess import InProcessRuntime, quiet_reports, release_shared
+from .inprocess import InProcessRuntime, release_shared
 from .limits import DEFAULT_LIMITS, MIB, Limits
 from .policy import PolicyError, compile_snippet
 from .protocol import encode, pack_code
+from .reports import quiet_reports
 from .result import RunError, RunResult
 from .session import SessionState
 from .workers import (
