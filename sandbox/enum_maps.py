@@ -107,13 +107,12 @@ class EnumValueMaps:
         signature = self._signature()
         if signature == self.signature and list(map(len, self.maps)) == self.lengths:
             return
-        from .crossing import is_immutable  # imports this module: not at the top
         maps = []
         pending = [enum.Enum]
         while pending:
             cls = pending.pop()
             pending.extend(type.__subclasses__(cls))
-            if not is_immutable(cls):
+            if not type.__dict__["__flags__"].__get__(cls) & _IMMUTABLE:
                 continue  # a run's own (or a host class no run reaches)
             members = cls.__dict__.get("_value2member_map_")
             if isinstance(members, dict):
@@ -125,6 +124,10 @@ class EnumValueMaps:
                     members.update(kept)
         self.signature, self.maps, self.lengths = signature, maps, list(map(len, maps))
 
+
+#: Py_TPFLAGS_IMMUTABLETYPE, the flag of the shared classes (`crossing.make_immutable`): its
+#: own copy here, since `crossing` imports this module and no import circle is allowed.
+_IMMUTABLE = 1 << 8
 
 #: The process's one record of the enum maps (the in-process clean-up).
 ENUM_VALUE_MAPS = EnumValueMaps()
