@@ -752,7 +752,7 @@ def zoo_through_calls(calls_source: str, *, allowed: Any = None) -> tuple[list[A
             found += [f"{name} / {how}: {c}" for c in callers]
     guards = ex.shims.context.guards
     # A class whose statement failed was the snippet's own when its hooks got it; the class
-    # factory disowns it after (`_ClassFactory._disown_escaped`).
+    # factory disowns it after (`_ClassFactory._disown`).
     unfinished = guards.class_factory._unfinished
     handed = [item for _, args, kwargs in log for item in (*args, *kwargs.values())]
     foreign = [item for item in handed
