@@ -124,7 +124,7 @@ class GarbageWindow:
                 try:
                     cleanup()
                 finally:
-                    quarantined = self._finalize()
+                    quarantined = self._finalize(cleanup)
             finally:
                 gc.unfreeze()
                 self.frozen = False
@@ -133,12 +133,16 @@ class GarbageWindow:
                     gc.enable()
             return quarantined
 
-    def _finalize(self) -> int:
-        """Collections until one finds no garbage; after `MAX_PASSES`, what finalized code keeps
-        making is never let go (`QUARANTINE`), rather than left to the host's collector."""
+    def _finalize(self, cleanup: Callable[[], None]) -> int:
+        """Collections until one finds no garbage, each that found some followed by `cleanup()`:
+        what a collection finalizes can run late code (a freed generator's delegate `close`),
+        which writes what the clean-up before it had put back (a review's codec names and
+        `re.Pattern.__annotations__`, after the run). After `MAX_PASSES`, what finalized code
+        keeps making is never let go (`QUARANTINE`), rather than left to the host's collector."""
         for _ in range(MAX_PASSES):
             if not gc.collect():
                 return 0
+            cleanup()
         kept = _young_garbage()
         QUARANTINE.append(kept)
         try:
