@@ -249,6 +249,30 @@ def _clear_shared_caches() -> None:
             strptime._regex_cache.clear()  # type: ignore[attr-defined]
     ENUM_VALUE_MAPS.drop_foreign()
     _drop_unknown_codecs()
+    _clear_text_keyed_caches()
+
+
+#: The stdlib's bounded caches keyed on text a run chooses (a pattern, a URL, a format), each
+#: entry as large as the run makes it: (module, function whose `cache_clear` empties it).
+_TEXT_KEYED_CACHES = (("fnmatch", "_compile_pattern"), ("urllib.parse", "urlsplit"),
+                      ("urllib.parse", "_byte_quoter_factory"))
+
+
+def _clear_text_keyed_caches() -> None:
+    """A review's run left a 20 MB URL in `urllib.parse.urlsplit`'s cache after it ended, and a
+    later run's same call was a hit (a timing channel between runs); `fnmatch` keeps 32,768
+    patterns, `re` 512 and `struct` 100 formats. Each run's clean-up empties those that hold
+    anything, the host's own entries too (its next call compiles again)."""
+    for name, function in _TEXT_KEYED_CACHES:
+        cached = getattr(sys.modules.get(name), function, None)
+        if cached is not None and cached.cache_info().currsize:
+            cached.cache_clear()
+    re_module = sys.modules.get("re")
+    if re_module is not None and (re_module._cache or re_module._compile_repl.cache_info().currsize):  # type: ignore[attr-defined]
+        re_module.purge()
+    struct = sys.modules.get("_struct")
+    if struct is not None:
+        struct._clearcache()  # type: ignore[attr-defined]
 
 
 def _drop_unknown_codecs() -> None:

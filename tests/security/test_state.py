@@ -266,3 +266,35 @@ async def test_normaldist_samples_never_draw_from_the_hosts_generator(sb):
     # The stdlib class is in no MRO the snippet sees (a later review drew from it through one).
     assert result.value == [50, 5, 5, "NormalDist", 1.5, True, []], result
     assert [random.random() for _ in range(3)] == expected
+
+
+async def test_text_a_run_chose_is_not_kept_in_stdlib_caches(sb):
+    """The stdlib's caches keyed on text (`fnmatch` 32,768 patterns, `re` 512, `urllib.parse`'s
+    URLs and `safe` sets, `struct`'s formats) keep each entry as large as a run makes it: a
+    review left a 20 MB URL in `urlsplit`'s cache after the run, and a later run's same call was
+    a hit. After the run none of the run's text is there, and the host's next calls still work."""
+    import fnmatch
+    import struct
+    import urllib.parse
+
+    marker = "q7marker"
+    code = (
+        "import fnmatch, re, struct, urllib.parse\n"
+        f"m = '{marker}' * 1000\n"
+        "out = [fnmatch.fnmatch('a', m + '*'), bool(re.match(m, 'a')), re.sub('a', m, 'b'),\n"
+        "       urllib.parse.urlsplit('http://h/' + m).netloc, urllib.parse.quote(b'a/', safe=m),\n"
+        "       struct.calcsize('<' + 'i' * 200)]\n"
+        "return [out[0], out[1], out[2], out[3], out[4], out[5]]"
+    )
+    result = await sb.run(code, backend="inprocess")
+    assert result.error is None and result.value == [False, False, "b", "h", "a%2F", 800], result
+
+    def held(keys) -> bool:
+        return any(marker in repr(key) for key in keys)
+
+    assert fnmatch._compile_pattern.cache_info().currsize == 0
+    assert urllib.parse.urlsplit.cache_info().currsize == 0
+    assert urllib.parse._byte_quoter_factory.cache_info().currsize == 0
+    assert not held(re._cache) and re._compile_repl.cache_info().currsize == 0
+    assert fnmatch.fnmatch("ab", "a*") and urllib.parse.urlsplit("http://x/").netloc == "x"
+    assert struct.calcsize("<ii") == 8
