@@ -21,14 +21,15 @@ a gate of its own, and four reviews each found a place without one.
   the shared state's put-back) lets go of what shared holders kept of the runs, then collections
   of every generation not frozen finalize what the runs left, again while the one before found
   garbage (what finalized code makes or brings back to life, a review's resurrected cycle holding
-  a new generator, is examined by the next), up to `MAX_PASSES`; what is still there then is
+  a new generator, is examined by the next, and what it wrote is cleaned up again), up to
+  `MAX_PASSES`; what is still there then is
   quarantined (`QUARANTINE`: what of it is garbage is kept alive, never finalized; the run ends
   `crashed`, and past `QUARANTINE_LIMIT` in-process runs refuse). Then the heap is unfrozen and
   the automatic collections are back on.
 
 So a run's garbage is finalized in one of its steps or at its end, never after it; a session's,
-at the end of the run that made it or, for what its runs kept, by one full collection when the
-session ends (`collect_all`). What it does not cover, each with the gates of `execution` and
+at the end of the run that made it or, for what its runs kept, by full collections when the
+session ends (`collect_all`, with the close's passes and quarantine). What it does not cover, each with the gates of `execution` and
 `output` that still apply: a collection host code starts itself (`gc.collect()`, or after a
 `gc.enable()` of its own while a run is live), garbage freed in another concurrent in-process
 run's step (runs that overlap share one window), what a session's run drops of an earlier run's
@@ -156,15 +157,18 @@ class GarbageWindow:
         """Whether what the quarantine keeps is past `QUARANTINE_LIMIT` (in-process runs refuse)."""
         return self.quarantined_bytes > QUARANTINE_LIMIT
 
-    def collect_all(self, cleanup: Callable[[], None]) -> None:
+    def collect_all(self, cleanup: Callable[[], None]) -> int:
         """The end of an in-process session (in `execution.Releasing`): what its runs kept is
-        old by now, so one full collection finalizes it here, then `cleanup()` runs. While a
-        window is open its objects are frozen, and the host's collector finds them later."""
-        try:
-            if not self.frozen:
-                gc.collect()
-        finally:
-            cleanup()
+        old by now, so full collections finalize it here, as a run's close does (`_finalize`:
+        a review's late code in the one collection this was brought its cycle back to life with
+        a new started generator, which the host's own collection finalized after the session),
+        and `cleanup()` runs last. While a window is open its objects are frozen, and the host's
+        collector finds them later. How many objects the close quarantined."""
+        with self._lock:
+            try:
+                return 0 if self.frozen else self._finalize(cleanup)
+            finally:
+                cleanup()
 
 
 def _size(kept: list[object]) -> int:

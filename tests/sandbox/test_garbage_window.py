@@ -315,6 +315,59 @@ def test_what_a_sessions_runs_kept_is_finalized_when_the_session_closes():
     assert report["after"] == [0, [700, 10, 10], False, 0], report
 
 
+#: Late code that brings its cycle back to life in the collection that finalizes it, with a new,
+#: started `heapq.merge` generator whose delegate's `close` (a C `partial`) looks up a codec name
+#: and reads `re.Pattern.__annotations__`, when a later collection frees it.
+RESURRECTING = '''
+import functools, heapq, itertools, collections, re
+class M(map):
+    pass
+G = []
+H = []
+m2 = M(int, itertools.repeat(1))
+m2.close = functools.partial(next, itertools.starmap(b"a".decode, [("late_after_session",)]))
+m3 = M(int, itertools.repeat(1))
+m3.close = functools.partial(classmethod, re.Pattern)
+late = itertools.chain(
+    map(G.extend, [map(iter, [G])]),
+    map(H.append, map(heapq.merge, [m2, m3])),
+    map(next, map(H.__getitem__, [0, 0, 1, 1])),
+)
+m = M(int, itertools.repeat(1))
+m.close = functools.partial(collections.deque, late, 0)
+g = heapq.merge(m)
+next(g)
+next(g)
+G.append(g)
+G.append(H)
+G.append(G)
+keep = G
+del g, m, m2, m3, H, late, G
+return "kept"
+'''
+
+
+def test_what_a_sessions_close_brings_back_to_life_is_finalized_before_it_returns():
+    """A review's session kept such a cycle in its globals: the session's end ran one collection,
+    whose late code made a new generator the host's own later collection finalized (a codec name
+    left in `encodings`' cache, a writable `__annotations__` dict in `re.Pattern`). The session's
+    end collects as a run's close does, again while a pass finds garbage, with the clean-up after
+    each."""
+    report = in_fresh_interpreter(f"""
+    import encodings, re
+    async def main():
+        async with sandbox.open_session("inprocess") as session:
+            first = await session.run({RESURRECTING!r})
+            second = await session.run("return 2")
+        closed = snippet_objects()
+        gc.collect()
+        return {{"values": [first.value, second.value], "closed": closed,
+                 "codecs": sorted(k for k in encodings._cache if "late_after" in k),
+                 "annotations": "__annotations__" in re.Pattern.__dict__}}
+    """)
+    assert report == {"values": ["kept", 2], "closed": 0, "codecs": [], "annotations": False}, report
+
+
 def test_the_close_puts_the_collector_back_when_the_clean_up_raises():
     report = in_fresh_interpreter("""
     async def main():
