@@ -1138,7 +1138,11 @@ class _ClassFactory:
             raise TypeError(f"class {name!r} cannot define {clash[0]!r}: {HOST_STATE_CLASH}")
         order = _linearization(tuple(b for b in bases if isinstance(b, type)))
         for klass in order:
-            if klass in self._owned:
+            # Every class but the shared ones, which no run changes: not only the run's own, also
+            # one being built or one host code makes from the run's (`@dataclass(slots=True)`
+            # builds a new class, whose body's `__set_name__` had a review's class with it and
+            # `graphlib.TopologicalSorter` as bases accepted, before the shim called it owned).
+            if not is_immutable(klass):
                 clash = sorted(used.intersection(self._defined_names(klass)))
                 if clash:
                     raise TypeError(f"class {name!r} cannot have {klass.__name__!r} as a base, which defines "

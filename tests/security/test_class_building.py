@@ -503,3 +503,53 @@ async def test_a_value_a_metaclass_prepares_gets_no_class_before_the_factory_kno
     assert result.error is None, result
     assert result.value == ["class 'F' cannot be made in the sandbox: its base puts '_generate_next_value_', "
                             "an object with __set_name__, before the class body", 0]
+
+
+#: A class not yet the run's own used as a base with a host class whose code trusts private
+#: names the first defines: the class being built (its `__set_name__` runs before the factory
+#: records it as owned), or the one `@dataclass(slots=True)` builds from it, outside the factory.
+NOT_YET_OWNED_BASE = """
+import dataclasses, graphlib, statistics
+calls = []
+out = []
+class Grab:
+    def __set_name__(self, owner, name):
+        calls.append(owner)
+        if len(calls) == WHEN:
+            try:
+                class Q(owner, graphlib.TopologicalSorter):
+                    pass
+                q = Q()
+                try:
+                    q.get_ready()
+                except Exception:
+                    pass
+                out.append("accepted")
+            except TypeError as e:
+                out.append(str(e))
+DECORATOR
+class C:
+    x: int = 0
+    g = Grab()
+    _node2info = property(lambda s: {"k": statistics.mean}, lambda s, v: None)
+    _ready_nodes = property(lambda s: ["k"], lambda s, v: None)
+out.append(getattr(statistics.mean, "npredecessors", "absent"))
+return out
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("when", "decorator"), [(1, ""), (2, "@dataclasses.dataclass(slots=True)")],
+                         ids=["being-built", "rebuilt-by-dataclass-slots"])
+async def test_a_class_not_yet_owned_plants_no_state_a_host_base_trusts(sb, backend, when, decorator):
+    """Reviews had `graphlib`'s `get_ready` write `npredecessors` onto the shared
+    `statistics.mean` through such a base: the factory checked the names of the run's own bases
+    only. Every base that is not a shared class is checked now."""
+    code = NOT_YET_OWNED_BASE.replace("WHEN", str(when)).replace("DECORATOR", decorator)
+    result = await sb.run(code, backend=backend)
+    assert result.error is None, result
+    refused, written = result.value
+    assert "cannot have 'C' as a base, which defines '_node2info'" in refused, result.value
+    assert written == "absent"
+    import statistics
+    assert "npredecessors" not in vars(statistics.mean)
