@@ -17,12 +17,12 @@ a gate of its own, and four reviews each found a place without one.
   collection no longer starts wherever host code allocates: in a binding, in the step's own
   boundary (a review aimed one at the `decimal.setcontext` there), in another coroutine, on a
   host thread;
-- when the last live run ends, inside `execution.Releasing`, the caller's clean-up (the caches,
-  the shared state's put-back) lets go of what shared holders kept of the runs, then collections
-  of every generation not frozen finalize what the runs left, again while the one before found
-  garbage (what finalized code makes or brings back to life, a review's resurrected cycle holding
-  a new generator, is examined by the next, and what it wrote is cleaned up again), up to
-  `MAX_PASSES`; what is still there then is
+- when the last live run ends, inside `execution.Releasing`, a collection of every generation
+  not frozen finalizes what the runs left, the caller's clean-up (the shared state's put-back,
+  the caches) lets go of what shared holders kept of the runs and undoes what late code wrote,
+  then collections run again while the one before found garbage, each followed by the clean-up
+  (what finalized code makes or brings back to life, a review's resurrected cycle holding a new
+  generator, is examined by the next), up to `MAX_PASSES`; what is still there then is
   quarantined (`QUARANTINE`: what of it is garbage is kept alive, never finalized; the run ends
   `crashed`, and past `QUARANTINE_LIMIT` in-process runs refuse). Then the heap is unfrozen and
   the automatic collections are back on.
@@ -122,10 +122,7 @@ class GarbageWindow:
                 cleanup()
                 return 0
             try:
-                try:
-                    cleanup()
-                finally:
-                    quarantined = self._finalize(cleanup)
+                quarantined = self._finalize(cleanup)
             finally:
                 gc.unfreeze()
                 self.frozen = False
@@ -135,12 +132,25 @@ class GarbageWindow:
             return quarantined
 
     def _finalize(self, cleanup: Callable[[], None]) -> int:
-        """Collections until one finds no garbage, each that found some followed by `cleanup()`:
-        what a collection finalizes can run late code (a freed generator's delegate `close`),
-        which writes what the clean-up before it had put back (a review's codec names and
-        `re.Pattern.__annotations__`, after the run). After `MAX_PASSES`, what finalized code
-        keeps making is never let go (`QUARANTINE`), rather than left to the host's collector."""
-        for _ in range(MAX_PASSES):
+        """A collection, `cleanup()` (which lets go of what shared holders kept of the runs),
+        then collections until one finds no garbage, each that found some followed by
+        `cleanup()` again: what a collection finalizes can run late code (a freed generator's
+        delegate `close`), which writes what the clean-up puts back (a review's codec names and
+        `re.Pattern.__annotations__`, left by a close that cleaned up first and collected after).
+        So nothing runs after the last clean-up, and a run that leaves cycles costs one clean-up,
+        as before. After `MAX_PASSES`, what finalized code keeps making is never let go
+        (`QUARANTINE`), rather than left to the host's collector."""
+        gc.collect()
+        try:
+            cleanup()
+        except BaseException:
+            self._passes(lambda: None)  # what is left is still finalized here, not by the host
+            raise
+        return self._passes(cleanup)
+
+    def _passes(self, cleanup: Callable[[], None]) -> int:
+        """The collections after `_finalize`'s first, `MAX_PASSES` in all."""
+        for _ in range(MAX_PASSES - 1):
             if not gc.collect():
                 return 0
             cleanup()
@@ -165,10 +175,10 @@ class GarbageWindow:
         and `cleanup()` runs last. While a window is open its objects are frozen, and the host's
         collector finds them later. How many objects the close quarantined."""
         with self._lock:
-            try:
-                return 0 if self.frozen else self._finalize(cleanup)
-            finally:
+            if self.frozen:
                 cleanup()
+                return 0
+            return self._finalize(cleanup)
 
 
 def _size(kept: list[object]) -> int:

@@ -145,14 +145,16 @@ def _end_run(execution: Execution, state: SessionState | None) -> None:
 
 
 def release_shared(groups: tuple[str, ...]) -> None:
-    """After every in-process run and session, once its garbage is finalized (`garbage.WINDOW`):
-    the stdlib caches cleared and the shared state the run could reach (`groups`,
-    `ShimSet.shared_groups`) put back, whatever that code wrote. A clear that raised would
-    otherwise skip the put-back, for the host and every later run."""
+    """After every in-process run and session, between the collections that finalize its
+    garbage (`garbage.WINDOW`): the shared state the run could reach (`groups`,
+    `ShimSet.shared_groups`) put back and the stdlib caches cleared, whatever that code wrote.
+    A put-back that raised would otherwise skip the clears, for the host and every later run."""
     try:
-        _clear_shared_caches()
-    finally:
         SHARED.restore(groups)
+    finally:
+        # Last: what the put-back lets go of can run late code, which these caches would keep;
+        # they hold plain data only, so clearing them runs none.
+        _clear_shared_caches()
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,
@@ -261,18 +263,17 @@ _TEXT_KEYED_CACHES = (("fnmatch", "_compile_pattern"), ("urllib.parse", "urlspli
 def _clear_text_keyed_caches() -> None:
     """A review's run left a 20 MB URL in `urllib.parse.urlsplit`'s cache after it ended, and a
     later run's same call was a hit (a timing channel between runs); `fnmatch` keeps 32,768
-    patterns, `re` 512 and `struct` 100 formats. Each run's clean-up empties those that hold
-    anything, the host's own entries too (its next call compiles again)."""
+    patterns, `re` 512 and `struct` 100 formats. Every run's clean-up empties them, the host's
+    own entries too (its next call compiles again)."""
+    modules = sys.modules
     for name, function in _TEXT_KEYED_CACHES:
-        cached = getattr(sys.modules.get(name), function, None)
-        if cached is not None and cached.cache_info().currsize:
-            cached.cache_clear()
-    re_module = sys.modules.get("re")
-    if re_module is not None and (re_module._cache or re_module._compile_repl.cache_info().currsize):  # type: ignore[attr-defined]
-        re_module.purge()
-    struct = sys.modules.get("_struct")
-    if struct is not None:
-        struct._clearcache()  # type: ignore[attr-defined]
+        module = modules.get(name)
+        if module is not None:
+            getattr(module, function).cache_clear()
+    if "re" in modules:
+        modules["re"].purge()
+    if "_struct" in modules:
+        modules["_struct"]._clearcache()
 
 
 def _drop_unknown_codecs() -> None:
