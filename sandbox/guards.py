@@ -915,6 +915,16 @@ class _CheckedWrite(ReadOnly):
 _ATTRIBUTE_HOOKS = ("__getattr__", "__getattribute__")
 
 
+def _foreign_hook_allowed(hook: Any) -> bool:
+    """What a class that is not the run's own may hold as an attribute-access hook and still be
+    a base: none, a C class's slot, or the sandbox's own function (which judges what it serves).
+    Anything else, a `staticmethod` of the snippet's function too (a review's class still being
+    built held one and answered `graphlib`'s reads of its state), is refused."""
+    if hook is None or type(hook) in (types.WrapperDescriptorType, types.MethodDescriptorType):
+        return True
+    return type(hook) is types.FunctionType and hook.__code__.co_filename.startswith(SANDBOX_DIR)
+
+
 def check_class_keywords(keywords: Iterable[Any], what: str = "class") -> None:
     """Class keywords go to host metaclasses and `__init_subclass__` hooks as they are: plain,
     public names only (`**{"_root": True}` made a snippet subclass of typing's aliases)."""
@@ -952,8 +962,7 @@ def metaclass_for(bases: tuple[Any, ...], owns: Callable[[type], bool] | None = 
             if owns is not None and owns(cls) or cls in CHECKED_REPLACEMENTS:
                 continue
             held = type.__getattribute__(cls, "__dict__")
-            if any(type(hook) is types.FunctionType and not hook.__code__.co_filename.startswith(SANDBOX_DIR)
-                   for hook in map(held.get, _ATTRIBUTE_HOOKS)):  # the sandbox's own judge what they serve
+            if not all(map(_foreign_hook_allowed, map(held.get, _ATTRIBUTE_HOOKS))):
                 raise TypeError(f"'{type.__getattribute__(cls, '__name__')}' cannot be subclassed in the sandbox: "
                                 "its code serves attribute access")
         base_meta = type(base)
@@ -1147,7 +1156,7 @@ class _ClassFactory:
                 if clash:
                     raise TypeError(f"class {name!r} cannot have {klass.__name__!r} as a base, which defines "
                                     f"{clash[0]!r}: {HOST_STATE_CLASH}")
-        hook = _inherited_getattr(order, namespace, self._owned)
+        hook = _inherited_getattr(order, namespace)
         if hook is not None:
             namespace["__getattr__"] = _host_state_getattr(hook, used)
 
@@ -1165,16 +1174,16 @@ def _names_defined_by(name: str, namespace: Any) -> frozenset[str]:
     return frozenset({k for k in namespace if type(k) is str and k != _OWNER_KEY} | {mangle(slot, name) for slot in extra})
 
 
-def _inherited_getattr(order: list[type], namespace: Any, owned: OwnedClasses) -> Any:
+def _inherited_getattr(order: list[type], namespace: Any) -> Any:
     """The `__getattr__` a class with `namespace` and the inherited `order` would have: the
-    body's, or the first in that order (a host base never has a Python one the factory
-    accepts)."""
+    body's, or the first in that order, unless a shared class holds it (a host base never has a
+    Python one the factory accepts). A class the run does not own yet counts as the run's."""
     if "__getattr__" in namespace:
         return namespace["__getattr__"]
     for klass in order:
         held = type.__getattribute__(klass, "__dict__").get("__getattr__")
         if held is not None:
-            return held if klass in owned else None
+            return None if is_immutable(klass) else held
     return None
 
 

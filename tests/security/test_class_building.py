@@ -546,10 +546,78 @@ async def test_a_class_not_yet_owned_plants_no_state_a_host_base_trusts(sb, back
     `statistics.mean` through such a base: the factory checked the names of the run's own bases
     only. Every base that is not a shared class is checked now."""
     code = NOT_YET_OWNED_BASE.replace("WHEN", str(when)).replace("DECORATOR", decorator)
-    result = await sb.run(code, backend=backend)
+    _assert_refused_and_unwritten(await sb.run(code, backend=backend), "cannot have 'C' as a base, which defines '_node2info'")
+
+
+def _assert_refused_and_unwritten(result, fragment: str) -> None:
+    """The subclass beside `graphlib.TopologicalSorter` was refused, and `get_ready` never wrote
+    `npredecessors` onto the shared `statistics.mean` (during the run or after it)."""
+    import statistics
+
     assert result.error is None, result
     refused, written = result.value
-    assert "cannot have 'C' as a base, which defines '_node2info'" in refused, result.value
+    assert fragment in refused, result.value
     assert written == "absent"
-    import statistics
     assert "npredecessors" not in vars(statistics.mean)
+
+
+#: A base the run does not own (yet) whose `__getattr__` is a `staticmethod` of the snippet's
+#: function, beside `graphlib.TopologicalSorter`: its reads of `_node2info`/`_ready_nodes` fall
+#: through to the hook, and `get_ready` writes `npredecessors` onto what it answers.
+FOREIGN_GETATTR_BASE = """
+import dataclasses, graphlib, statistics
+def ga(name):
+    if name == "_node2info":
+        return {"k": statistics.mean}
+    if name == "_ready_nodes":
+        return ["k"]
+    if name == "_npassedout":
+        return 0
+    raise AttributeError(name)
+got = []
+out = []
+def subclass(owner):
+    try:
+        class Q(owner, graphlib.TopologicalSorter):
+            def __init__(self):
+                pass
+        try:
+            Q().get_ready()
+        except Exception:
+            pass
+        out.append("accepted")
+    except TypeError as e:
+        out.append(str(e))
+class Grab:
+    def __set_name__(self, owner, name):
+        got.append(owner)
+        if len(got) == WHEN:
+            subclass(owner)
+        if len(got) == RAISE_AT:
+            raise ValueError("escape")
+try:
+    DECORATOR
+    class C:
+        g = Grab()
+        __getattr__ = staticmethod(ga)
+except Exception:
+    pass
+if not out:
+    subclass(got[-1])
+out.append(getattr(statistics.mean, "npredecessors", "absent"))
+return out
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("when", "raise_at", "decorator"), [
+    (1, 0, ""), (2, 0, "@dataclasses.dataclass(slots=True)"), (0, 2, "@dataclasses.dataclass(slots=True)")],
+    ids=["being-built", "rebuilt-by-dataclass-slots", "rebuilt-and-escaped"])
+async def test_a_class_not_yet_owned_brings_no_attribute_hook_beside_a_host_base(sb, backend, when, raise_at, decorator):
+    """A review's: the factory wrapped or refused a base's `__getattr__` only when the run owned
+    the base, and refused a foreign one only when it was a plain function; a `staticmethod`
+    answered `graphlib`'s reads of its own state, which wrote onto the shared `statistics.mean`."""
+    code = (FOREIGN_GETATTR_BASE.replace("WHEN", str(when)).replace("RAISE_AT", str(raise_at))
+            .replace("DECORATOR", decorator or "pass"))
+    _assert_refused_and_unwritten(await sb.run(code, backend=backend),
+                                  "cannot be subclassed in the sandbox: its code serves attribute access")
