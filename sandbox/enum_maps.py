@@ -101,12 +101,13 @@ class EnumValueMaps:
     def _signature(self) -> tuple[int, ...]:
         return (len(sys.modules), *map(len, map(type.__subclasses__, _ENUM_BASES)))
 
-    def drop_foreign(self) -> None:
+    def drop_foreign(self) -> int:
         """Remove the keys a run added that are not plain values, so a lying object cannot
-        answer the host's later `RegexFlag(...)` lookups."""
+        answer the host's later `RegexFlag(...)` lookups; how many maps held any."""
         signature = self._signature()
         if signature == self.signature and list(map(len, self.maps)) == self.lengths:
-            return
+            return 0
+        rebuilt = 0
         maps = []
         pending = [enum.Enum]
         while pending:
@@ -122,7 +123,9 @@ class EnumValueMaps:
                     kept = {k: v for k, v in members.items() if plain_key(k)}
                     members.clear()
                     members.update(kept)
+                    rebuilt += 1
         self.signature, self.maps, self.lengths = signature, maps, list(map(len, maps))
+        return rebuilt
 
 
 #: Py_TPFLAGS_IMMUTABLETYPE, the flag of the shared classes (`crossing.make_immutable`): its

@@ -17,12 +17,13 @@ a gate of its own, and four reviews each found a place without one.
   collection no longer starts wherever host code allocates: in a binding, in the step's own
   boundary (a review aimed one at the `decimal.setcontext` there), in another coroutine, on a
   host thread;
-- when the last live run ends, inside `execution.Releasing`, a collection of every generation
-  not frozen finalizes what the runs left, the caller's clean-up (the shared state's put-back,
-  the caches) lets go of what shared holders kept of the runs and undoes what late code wrote,
-  then collections run again while the one before found garbage, each followed by the clean-up
-  (what finalized code makes or brings back to life, a review's resurrected cycle holding a new
-  generator, is examined by the next), up to `MAX_PASSES`; what is still there then is
+- when the last live run ends, inside `execution.Releasing`, collections of every generation
+  not frozen finalize what the runs left, again while the one before found garbage (what
+  finalized code makes or brings back to life, a review's resurrected cycle holding a new
+  generator, is examined by the next); then the caller's clean-up (the shared state's
+  put-back, the caches) undoes what late code wrote and lets go of what shared holders kept of
+  the runs, and while it put anything back, collections and the clean-up run again. The
+  clean-up is always last. Up to `MAX_PASSES` collections; what is still there then is
   quarantined (`QUARANTINE`: what of it is garbage is kept alive, never finalized; the run ends
   `crashed`, and past `QUARANTINE_LIMIT` in-process runs refuse). Then the heap is unfrozen and
   the automatic collections are back on.
@@ -60,7 +61,7 @@ import threading
 from collections.abc import Callable
 from types import MethodDescriptorType
 
-#: Collections at the close, at most: the first, then one more while the last found garbage.
+#: Collections at the close, at most (`GarbageWindow._finalize`).
 MAX_PASSES = 8
 #: What the window made and still held when a close reached `MAX_PASSES`: finalized code that
 #: made new garbage with every collection (a generator whose `close` makes the next). Kept for
@@ -112,10 +113,11 @@ class GarbageWindow:
             return
         gc.collect(2 if counts[2] > thresholds[2] else 1 if counts[1] > thresholds[1] else 0)
 
-    def leave(self, cleanup: Callable[[], None]) -> int:
+    def leave(self, cleanup: Callable[[], object]) -> int:
         """A run ends (in `execution.Releasing`, after the host dropped the run's own objects):
-        `cleanup()` always runs; the last live run then finalizes the window's garbage here.
-        How many objects the close quarantined (0: none, as for every run that is not hostile)."""
+        `cleanup()` (which answers whether it put anything back) always runs; the last live run
+        then finalizes the window's garbage here. How many objects the close quarantined (0:
+        none, as for every run that is not hostile)."""
         with self._lock:  # held to the end: a run another thread starts meanwhile waits for it
             self.runs -= 1
             if self.runs or not self.frozen:
@@ -131,29 +133,30 @@ class GarbageWindow:
                     gc.enable()
             return quarantined
 
-    def _finalize(self, cleanup: Callable[[], None]) -> int:
-        """A collection, `cleanup()` (which lets go of what shared holders kept of the runs),
-        then collections until one finds no garbage, each that found some followed by
-        `cleanup()` again: what a collection finalizes can run late code (a freed generator's
-        delegate `close`), which writes what the clean-up puts back (a review's codec names and
-        `re.Pattern.__annotations__`, left by a close that cleaned up first and collected after).
-        So nothing runs after the last clean-up, and a run that leaves cycles costs one clean-up,
-        as before. After `MAX_PASSES`, what finalized code keeps making is never let go
-        (`QUARANTINE`), rather than left to the host's collector."""
-        gc.collect()
-        try:
-            cleanup()
-        except BaseException:
-            self._passes(lambda: None)  # what is left is still finalized here, not by the host
-            raise
-        return self._passes(cleanup)
-
-    def _passes(self, cleanup: Callable[[], None]) -> int:
-        """The collections after `_finalize`'s first, `MAX_PASSES` in all."""
-        for _ in range(MAX_PASSES - 1):
-            if not gc.collect():
+    def _finalize(self, cleanup: Callable[[], object]) -> int:
+        """Collections until one finds no garbage, then `cleanup()`, again while the clean-up put
+        anything back (what it lets go of, what shared holders kept of the runs, may be garbage
+        for the next collection). The clean-up comes after the last collection: what a
+        collection finalizes can run late code (a freed generator's delegate `close`), which
+        writes what the clean-up puts back, and `gc.collect()` counts only what stays
+        unreachable, so a collection whose late code brought all it finalized back to life (into
+        a session's globals) counts none (reviews left codec names and a writable
+        `re.Pattern.__annotations__` both ways). After `MAX_PASSES` collections, what finalized
+        code keeps making is never let go (`QUARANTINE`), rather than left to the host's
+        collector."""
+        passes = 0
+        while True:
+            while True:
+                if passes == MAX_PASSES:
+                    cleanup()
+                    return self._quarantine()
+                passes += 1
+                if not gc.collect():
+                    break
+            if not cleanup():
                 return 0
-            cleanup()
+
+    def _quarantine(self) -> int:
         kept = _young_garbage()
         QUARANTINE.append(kept)
         try:
@@ -167,7 +170,7 @@ class GarbageWindow:
         """Whether what the quarantine keeps is past `QUARANTINE_LIMIT` (in-process runs refuse)."""
         return self.quarantined_bytes > QUARANTINE_LIMIT
 
-    def collect_all(self, cleanup: Callable[[], None]) -> int:
+    def collect_all(self, cleanup: Callable[[], object]) -> int:
         """The end of an in-process session (in `execution.Releasing`): what its runs kept is
         old by now, so full collections finalize it here, as a run's close does (`_finalize`:
         a review's late code in the one collection this was brought its cycle back to life with

@@ -144,17 +144,20 @@ def _end_run(execution: Execution, state: SessionState | None) -> None:
                 state.leave()
 
 
-def release_shared(groups: tuple[str, ...]) -> None:
-    """After every in-process run and session, between the collections that finalize its
-    garbage (`garbage.WINDOW`): the shared state the run could reach (`groups`,
+def release_shared(groups: tuple[str, ...]) -> int:
+    """After every in-process run and session, once the collections that finalize its garbage
+    found none (`garbage.WINDOW`): the shared state the run could reach (`groups`,
     `ShimSet.shared_groups`) put back and the stdlib caches cleared, whatever that code wrote.
-    A put-back that raised would otherwise skip the clears, for the host and every later run."""
+    A put-back that raised would otherwise skip the clears, for the host and every later run.
+    How many shared objects it changed back (what they let go of may be garbage)."""
+    changed = 0
     try:
-        SHARED.restore(groups)
+        changed = SHARED.restore(groups)
     finally:
         # Last: what the put-back lets go of can run late code, which these caches would keep;
         # they hold plain data only, so clearing them runs none.
-        _clear_shared_caches()
+        changed += _clear_shared_caches()
+    return changed
 
 
 async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGroup,
@@ -231,8 +234,9 @@ async def _drive(execution: Execution, bindings: Bindings, tg: anyio.abc.TaskGro
         return execution.failure(execution.describe_exception(exc))
 
 
-def _clear_shared_caches() -> None:
-    """Drop the stdlib's process-wide caches a run may have filled with its own objects.
+def _clear_shared_caches() -> int:
+    """Drop the stdlib's process-wide caches a run may have filled with its own objects; how
+    many enum value maps held keys that were not plain (the only entries that can be a run's).
 
     `typing` caches subscriptions (`List[x]`) and `_strptime` compiled formats, keyed on objects
     the snippet passed; a snippet object with a lying `__eq__`/`__hash__` would otherwise answer
@@ -249,9 +253,9 @@ def _clear_shared_caches() -> None:
     if strptime is not None:
         with strptime._cache_lock:  # type: ignore[attr-defined]
             strptime._regex_cache.clear()  # type: ignore[attr-defined]
-    ENUM_VALUE_MAPS.drop_foreign()
     _drop_unknown_codecs()
     _clear_text_keyed_caches()
+    return ENUM_VALUE_MAPS.drop_foreign()
 
 
 #: The stdlib's bounded caches keyed on text a run chooses (a pattern, a URL, a format), each

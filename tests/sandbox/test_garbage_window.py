@@ -368,6 +368,53 @@ def test_what_a_sessions_close_brings_back_to_life_is_finalized_before_it_return
     assert report == {"values": ["kept", 2], "closed": 0, "codecs": [], "annotations": False}, report
 
 
+#: Three stages of late code, each freed by the one before: A's lets go of B, B's of X, and X's
+#: puts X back into a session global (all of what that collection finalized comes back to life,
+#: so `gc.collect()` counts none of it) while it looks up a codec name and reads
+#: `re.Pattern.__annotations__`.
+RESURRECTED_UNCOUNTED = '''
+import functools, heapq, itertools, collections, re
+class M(map):
+    pass
+def late_cycle(cycle, chain_items):
+    m = M(int, itertools.repeat(1))
+    m.close = functools.partial(collections.deque, itertools.chain(*chain_items), 0)
+    g = heapq.merge(m)
+    next(g)
+    next(g)
+    cycle.extend([g, m, cycle])
+    return cycle
+L1 = []
+L2 = []
+XG = []
+late_cycle(XG, [map(L2.append, [XG]), map(classmethod, [re.Pattern]), map(bytes.decode, [b"a"], ["uncounted_late"])])
+BG = late_cycle([], [itertools.starmap(L2.clear, [()])])
+L2.append(XG)
+L1.append(BG)
+AG = late_cycle([], [itertools.starmap(L1.clear, [()])])
+del XG, BG, AG
+return "ok"
+'''
+
+
+def test_late_code_of_a_collection_that_counts_nothing_is_cleaned_up_after():
+    """`gc.collect()` counts only what stays unreachable: a review's third collection at a
+    session run's close finalized X, whose late code brought X back to life, so it counted 0 and
+    the close ended without the clean-up after it; `re.Pattern` kept a writable
+    `__annotations__` dict and `encodings` the codec name until some later run. The clean-up
+    now comes after the last collection, whatever it counted."""
+    report = in_fresh_interpreter(f"""
+    import encodings, re
+    async def main():
+        async with sandbox.open_session("inprocess") as session:
+            result = await session.run({RESURRECTED_UNCOUNTED!r})
+            state = {{"value": result.value, "codecs": sorted(k for k in encodings._cache if "uncounted" in k),
+                      "annotations": "__annotations__" in re.Pattern.__dict__}}
+        return state
+    """)
+    assert report == {"value": "ok", "codecs": [], "annotations": False}, report
+
+
 def test_the_close_puts_the_collector_back_when_the_clean_up_raises():
     report = in_fresh_interpreter("""
     async def main():

@@ -768,19 +768,19 @@ def test_the_in_process_clean_up_runs_every_step_whatever_one_raises(monkeypatch
         steps.append("close")
         raise KeyError("from the loop")
 
-    def clear() -> None:
-        steps.append("caches")
-        raise ValueError("from a cache")
+    def put_back(groups: object) -> int:
+        steps.append("put back")
+        raise ValueError("from the put-back")
 
     monkeypatch.setattr(execution.scheduler, "close", close)
-    monkeypatch.setattr(inprocess, "_clear_shared_caches", clear)
-    monkeypatch.setattr(inprocess.SHARED, "restore", lambda groups: steps.append("put back") or 0)
+    monkeypatch.setattr(inprocess, "_clear_shared_caches", lambda: steps.append("caches") or 0)
+    monkeypatch.setattr(inprocess.SHARED, "restore", put_back)
     with pytest.raises(KeyError):
         inprocess._end_run(execution, None)
     assert not execution.output.open  # sealed
     with pytest.raises(ValueError):
         inprocess.release_shared(execution.shims.shared_groups())  # after the run's garbage
-    assert steps == ["close", "caches", "put back"]
+    assert steps == ["close", "put back", "caches"]
 
 
 def test_an_allocation_failure_in_a_loop_callback_is_the_memory_limit() -> None:
