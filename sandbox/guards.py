@@ -303,7 +303,7 @@ class RunGuards:
         self._code_names: dict[int, tuple[type, frozenset[str]]] = {}
         #: The same, for all of an own class's host bases together.
         self._state_names: dict[int, tuple[type, frozenset[str]]] = {}
-        self.class_factory = _ClassFactory(self.owned, self.owner_token, self.host_state_names)
+        self.class_factory = _ClassFactory(self.owned, self.owner_token, self.host_state_names, self.code_names)
         self._ids: dict[int, int] = {}
         self._judged_patterns: dict[tuple[Any, ...], tuple[type, type]] = {}
         #: The run's `type`: the three-argument form builds classes through `make_class`.
@@ -413,13 +413,18 @@ class RunGuards:
         found: frozenset[str] = frozenset()
         for klass in type.__getattribute__(cls, "__mro__"):
             if not self.owns_class(klass):
-                held = self._code_names.get(id(klass))
-                if held is None or held[0] is not klass:
-                    held = self._code_names[id(klass)] = (klass, _host_code_names(klass))
-                found = found | held[1]
+                found = found | self.code_names(klass)
         if self.owns_class(cls):  # a class being built is not yet in `owned`: not kept
             self._state_names[id(cls)] = (cls, found)
         return found
+
+    def code_names(self, cls: type) -> frozenset[str]:
+        """The private names the Python code of `cls` itself uses (`_host_code_names`), found
+        once per run."""
+        held = self._code_names.get(id(cls))
+        if held is None or held[0] is not cls:
+            held = self._code_names[id(cls)] = (cls, _host_code_names(cls))
+        return held[1]
 
     def holds_host_state(self, obj: Any) -> bool:
         """`obj`'s instance dictionary holds a name its host bases' code uses."""
@@ -973,6 +978,17 @@ def metaclass_for(bases: tuple[Any, ...], owns: Callable[[type], bool] | None = 
     return meta
 
 
+def shared_code_names(bases: tuple[Any, ...]) -> frozenset[str]:
+    """The private names the code of the shared classes in `bases`' MROs uses: state a host
+    base's code trusts (`host_state_names`, for a class the factory does not build)."""
+    names: frozenset[str] = frozenset()
+    for base in bases:
+        for klass in type.__getattribute__(base, "__mro__"):
+            if is_immutable(klass):
+                names = names | _host_code_names(klass)
+    return names
+
+
 def unjudged_methods(bases: tuple[Any, ...]) -> list[str]:
     """The comparisons, binary operators and exits a class with `bases` would inherit unjudged:
     what the class factory gives a forwarder (`crossing.judged_methods`). Host code that builds
@@ -990,13 +1006,15 @@ class _ClassFactory:
     snippet-owned.
     """
 
-    __slots__ = ("_owned", "_token", "_host_state_names", "_body_names", "_written", "_unfinished")
+    __slots__ = ("_owned", "_token", "_host_state_names", "_code_names", "_body_names", "_written", "_unfinished")
 
     def __init__(self, owned: OwnedClasses, token: _BuildToken,
-                 host_state_names: Callable[[type], frozenset[str]]) -> None:
+                 host_state_names: Callable[[type], frozenset[str]],
+                 code_names: Callable[[type], frozenset[str]]) -> None:
         self._owned = owned
         self._token = token
         self._host_state_names = host_state_names
+        self._code_names = code_names
         #: The names each class this factory made defined in its body (by identity): what the
         #: snippet put there, not what a host metaclass or `__init_subclass__` added after.
         self._body_names: dict[int, tuple[type, frozenset[str]]] = {}
@@ -1129,6 +1147,21 @@ class _ClassFactory:
             if isinstance(cls, abc.ABCMeta):
                 type.__setattr__(cls, "__subclasshook__", stepping_subclasshook(cls))
 
+    def _trusted_by_others(self, order: list[type], klass: type, used: frozenset[str]) -> frozenset[str]:
+        """The private names the host code in `order` other than `klass`'s own uses (all of
+        `used` when `klass` is the run's: its code is not host code). A class host code made
+        from the snippet's data (a `namedtuple`) defines the names its own code uses."""
+        if self._being_built_or_owned(klass):
+            return used
+        found: frozenset[str] = frozenset()
+        for other in order:
+            if other is not klass and not self._being_built_or_owned(other):
+                found = found | self._code_names(other)
+        return found
+
+    def _being_built_or_owned(self, cls: type) -> bool:
+        return cls in self._owned or type.__getattribute__(cls, "__dict__").get(_OWNER_KEY) is self._token
+
     def _check_host_state(self, name: str, bases: tuple[Any, ...], namespace: Any, defined: frozenset[str]) -> None:
         """Neither the class body (`defined`: its names and `__slots__`) nor a snippet class it
         would inherit from defines a private name a host base's code uses: that code reads it
@@ -1152,7 +1185,7 @@ class _ClassFactory:
             # builds a new class, whose body's `__set_name__` had a review's class with it and
             # `graphlib.TopologicalSorter` as bases accepted, before the shim called it owned).
             if not is_immutable(klass):
-                clash = sorted(used.intersection(self._defined_names(klass)))
+                clash = sorted(self._trusted_by_others(order, klass, used).intersection(self._defined_names(klass)))
                 if clash:
                     raise TypeError(f"class {name!r} cannot have {klass.__name__!r} as a base, which defines "
                                     f"{clash[0]!r}: {HOST_STATE_CLASH}")

@@ -7,7 +7,10 @@ snippet class passes (`guards.metaclass_for`: a review mixed in `dataclasses.Fie
 which no class statement may subclass, and `@dataclass` pasted the subclass's `name` into
 source it executes), and brings no operator the class factory would have judged
 (`guards.unjudged_methods`: an `OrderedDict` mixin's `|` handed a mappingproxy's dictionary to
-the enum's `_missing_`); a class statement takes such a mixin. `cls.mro()` hides the real memberless bases (see the guards).
+the enum's `_missing_`), nor a shared class whose code uses private names (the class factory's
+host-state check never sees the new combination of bases: a review's enum base held properties
+named for `graphlib.TopologicalSorter`'s state, and `get_ready` wrote onto `statistics.mean`);
+a class statement takes such a mixin. `cls.mro()` hides the real memberless bases (see the guards).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from ..guards import metaclass_for, unjudged_methods
+from ..guards import metaclass_for, shared_code_names, unjudged_methods
 from .base import pick
 
 NAME = "enum"
@@ -30,7 +33,7 @@ class _EnumType(enum.EnumType):
             mixin = kwargs.get("type")
             if mixin is not None:
                 metaclass_for((mixin, cls))
-                if unjudged_methods((mixin,)):
+                if unjudged_methods((mixin,)) or shared_code_names((mixin,)):
                     raise TypeError(f"an enum with the mixin '{mixin.__name__}' needs a class statement in the sandbox")
             for key in ("module", "qualname"):
                 if kwargs.get(key) is not None and type(kwargs[key]) is not str:

@@ -196,6 +196,52 @@ async def test_enum_functional_api_mixins_pass_the_class_checks(sb, backend, mix
     assert not sb.secret.out_path.exists()
 
 
+#: The same path to a new combination of bases: an enum base whose properties are named for
+#: `graphlib.TopologicalSorter`'s state, which the class factory checked against `Enum`'s only.
+STATE_MIXIN = """
+import enum, graphlib, statistics
+class MyEnum(enum.Enum):
+    @property
+    def _node2info(self):
+        return {"k": statistics.mean}
+    @_node2info.setter
+    def _node2info(self, v):
+        pass
+    @property
+    def _ready_nodes(self):
+        return ["k"]
+    @_ready_nodes.setter
+    def _ready_nodes(self, v):
+        pass
+class Sorter(graphlib.TopologicalSorter):
+    pass
+out = []
+for mixin in (graphlib.TopologicalSorter, Sorter):
+    try:
+        E = MyEnum("E", {"A": None}, type=mixin)
+        E.A.get_ready()
+        out.append("made")
+    except TypeError as e:
+        out.append(str(e))
+out.append(getattr(statistics.mean, "npredecessors", "absent"))
+return out
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_enum_functional_api_mixins_bring_no_state_a_host_base_trusts(sb, backend):
+    """A review's: `get_ready` wrote `npredecessors` onto the shared `statistics.mean` (and a
+    dozen other stdlib functions) during the run. A mixin whose shared classes' code uses
+    private names needs a class statement, which the factory checks."""
+    import statistics
+
+    result = await sb.run(STATE_MIXIN, backend=backend)
+    assert result.error is None, result
+    assert result.value == ["an enum with the mixin 'TopologicalSorter' needs a class statement in the sandbox",
+                            "an enum with the mixin 'Sorter' needs a class statement in the sandbox", "absent"]
+    assert "npredecessors" not in vars(statistics.mean)
+
+
 async def test_enum_class_keyword_simple_defines_nothing_private(sb):
     # `_simple=True` reaches EnumType.__new__ (class keywords are not name-checked), but the
     # class body is still checked, so no dunder can be defined that way.
