@@ -25,24 +25,18 @@ a gate of its own, and four reviews each found a place without one.
   the runs, and while it put anything back, collections and the clean-up run again. The
   clean-up is always last. Up to `MAX_PASSES` collections; what is still there then is
   quarantined (`QUARANTINE`: what of it is garbage is kept alive, never finalized; the run ends
-  `crashed`, and past `QUARANTINE_LIMIT` in-process runs refuse). Then the automatic
-  collections are back on, and the heap is unfrozen, unless an in-process session is open
-  (`hold`): the heap then stays frozen from the session's first run to its end, so what the
-  session's runs make is never frozen with the host's, and what a later run drops of an
-  earlier one's is collected in that run's steps or at its close.
+  `crashed`, and past `QUARANTINE_LIMIT` in-process runs refuse). Then the heap is unfrozen and
+  the automatic collections are back on.
 
 So a run's garbage is finalized in one of its steps or at its end, never after it; a session's,
-in the run that dropped it or, for what its runs kept, when the session ends (`collect_all`,
-with the close's passes and quarantine). What it does not cover, each with the gates of
-`execution` and `output` that still apply: a collection host code starts itself
-(`gc.collect()`, or after a `gc.enable()` of its own while a run is live), garbage freed in
-another concurrent in-process run's step (runs that overlap share one window), a session that
-ends while another run is live (that run's close collects what it left), a host that froze
-objects itself (`gc.get_freeze_count()` above zero: unfreezing would release them, so no window
-opens), and reference-count frees, which happen wherever the last reference goes.
-
-While a session is open, what the host had before its first run stays frozen between runs too:
-the host's collections between runs, automatic or its own, examine only what was made since.
+at the end of the run that made it or, for what its runs kept, by full collections when the
+session ends (`collect_all`, with the close's passes and quarantine). What it does not cover, each with the gates of `execution` and
+`output` that still apply: a collection host code starts itself (`gc.collect()`, or after a
+`gc.enable()` of its own while a run is live), garbage freed in another concurrent in-process
+run's step (runs that overlap share one window), what a session's run drops of an earlier run's
+(frozen while the later run is live, then the host's collector's), a host that froze objects
+itself (`gc.get_freeze_count()` above zero: unfreezing would release them, so no window opens),
+and reference-count frees, which happen wherever the last reference goes.
 
 The pause is process-wide: while a run is live, the host's cyclic garbage (on any thread) is
 collected only when a run's step collects, or at the close; a run that waits on a binding for a
@@ -83,14 +77,11 @@ class GarbageWindow:
     """The process's one window (`WINDOW`): opened by the first live in-process run, closed by
     the last (`inprocess.InProcessRuntime.run`)."""
 
-    __slots__ = ("_lock", "runs", "sessions", "frozen", "paused", "quarantined_bytes")
+    __slots__ = ("_lock", "runs", "frozen", "paused", "quarantined_bytes")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.runs = 0
-        #: Open in-process sessions (`hold`): the heap stays frozen until the last one ends, so
-        #: what a session's run drops of an earlier run's objects is not frozen with the host's.
-        self.sessions = 0
         #: The window froze the heap (False while closed, or when the host had frozen objects).
         self.frozen = False
         #: The window turned CPython's automatic collections off (`gc.disable`); the runs' steps
@@ -100,29 +91,15 @@ class GarbageWindow:
         self.quarantined_bytes = 0
 
     def enter(self) -> None:
-        """A run starts: the first live one opens the window (the heap may be frozen already,
-        for an open session)."""
+        """A run starts: the first live one opens the window."""
         with self._lock:
             self.runs += 1
-            if self.runs != 1:
-                return
-            if not self.frozen:
-                if gc.get_freeze_count():
-                    return  # the host froze objects itself: unfreezing would release them
+            if self.runs == 1 and not gc.get_freeze_count():
                 gc.freeze()
                 self.frozen = True
-            if gc.isenabled():
-                gc.disable()
-                self.paused = True
-
-    def hold(self) -> None:
-        """An in-process session opens: the heap stays frozen from its first run to its end
-        (`collect_all`). A review's session run dropped an earlier run's cycle, which the freeze
-        at its start had made the host's: the host's own collection finalized it after the run,
-        and its late code wrote there. Each run of the session, and its close, collect what the
-        session made."""
-        with self._lock:
-            self.sessions += 1
+                if gc.isenabled():
+                    gc.disable()
+                    self.paused = True
 
     def collect_due(self) -> None:
         """Inside a run's step (the budget's checks, the step's end): the collection CPython
@@ -149,16 +126,12 @@ class GarbageWindow:
             try:
                 quarantined = self._finalize(cleanup)
             finally:
-                self._unfreeze()
+                gc.unfreeze()
+                self.frozen = False
                 if self.paused:
                     self.paused = False
                     gc.enable()
             return quarantined
-
-    def _unfreeze(self) -> None:
-        if not self.sessions:
-            gc.unfreeze()
-            self.frozen = False
 
     def _finalize(self, cleanup: Callable[[], object]) -> int:
         """Collections until one finds no garbage, then `cleanup()`, again while the clean-up put
@@ -198,22 +171,17 @@ class GarbageWindow:
         return self.quarantined_bytes > QUARANTINE_LIMIT
 
     def collect_all(self, cleanup: Callable[[], object]) -> int:
-        """The end of an in-process session (in `execution.Releasing`), which `hold` counted:
-        collections finalize what its runs kept, as a run's close does (`_finalize`: a review's
-        late code in the one collection this was brought its cycle back to life with a new
-        started generator, which the host's own collection finalized after the session); the
-        last open session unfreezes the heap. While another run is live, only `cleanup()` runs:
-        that run's close collects what the session left. How many objects it quarantined."""
+        """The end of an in-process session (in `execution.Releasing`): what its runs kept is
+        old by now, so full collections finalize it here, as a run's close does (`_finalize`:
+        a review's late code in the one collection this was brought its cycle back to life with
+        a new started generator, which the host's own collection finalized after the session),
+        and `cleanup()` runs last. While a window is open its objects are frozen, and the host's
+        collector finds them later. How many objects the close quarantined."""
         with self._lock:
-            self.sessions -= 1
-            if self.runs:
+            if self.frozen:
                 cleanup()
                 return 0
-            try:
-                return self._finalize(cleanup)
-            finally:
-                if self.frozen:
-                    self._unfreeze()
+            return self._finalize(cleanup)
 
 
 def _size(kept: list[object]) -> int:

