@@ -978,13 +978,15 @@ def metaclass_for(bases: tuple[Any, ...], owns: Callable[[type], bool] | None = 
     return meta
 
 
-def shared_code_names(bases: tuple[Any, ...]) -> frozenset[str]:
-    """The private names the code of the shared classes in `bases`' MROs uses: state a host
-    base's code trusts (`host_state_names`, for a class the factory does not build)."""
+def shared_code_names(bases: tuple[Any, ...], besides: Iterable[type] = ()) -> frozenset[str]:
+    """The private names the code of the shared classes in `bases`' MROs (but `besides`) uses:
+    state a host base's code trusts (`host_state_names`, for a class the factory does not
+    build)."""
     names: frozenset[str] = frozenset()
+    skipped = set(besides)
     for base in bases:
         for klass in type.__getattribute__(base, "__mro__"):
-            if is_immutable(klass):
+            if is_immutable(klass) and klass not in skipped:
                 names = names | _host_code_names(klass)
     return names
 

@@ -7,9 +7,10 @@ snippet class passes (`guards.metaclass_for`: a review mixed in `dataclasses.Fie
 which no class statement may subclass, and `@dataclass` pasted the subclass's `name` into
 source it executes), and brings no operator the class factory would have judged
 (`guards.unjudged_methods`: an `OrderedDict` mixin's `|` handed a mappingproxy's dictionary to
-the enum's `_missing_`), nor a shared class whose code uses private names (the class factory's
-host-state check never sees the new combination of bases: a review's enum base held properties
-named for `graphlib.TopologicalSorter`'s state, and `get_ready` wrote onto `statistics.mean`);
+the enum's `_missing_`), nor, with the enum it is given to, a shared class but the enums whose code uses private names
+(the class factory's host-state check never sees the new combination of bases: a review's enum
+base held properties named for `graphlib.TopologicalSorter`'s state, and `get_ready` wrote onto
+`statistics.mean`; a later one had the sorter in the enum and the properties in the mixin);
 a class statement takes such a mixin. `cls.mro()` hides the real memberless bases (see the guards).
 """
 
@@ -33,7 +34,8 @@ class _EnumType(enum.EnumType):
             mixin = kwargs.get("type")
             if mixin is not None:
                 metaclass_for((mixin, cls))
-                if unjudged_methods((mixin,)) or shared_code_names((mixin,)):
+                enums = [k for k in type.__getattribute__(cls, "__mro__") if isinstance(k, enum.EnumType)]
+                if unjudged_methods((mixin,)) or shared_code_names((mixin, cls), enums):
                     raise TypeError(f"an enum with the mixin '{mixin.__name__}' needs a class statement in the sandbox")
             for key in ("module", "qualname"):
                 if kwargs.get(key) is not None and type(kwargs[key]) is not str:

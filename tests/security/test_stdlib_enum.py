@@ -215,10 +215,15 @@ class MyEnum(enum.Enum):
         pass
 class Sorter(graphlib.TopologicalSorter):
     pass
+class Holder:
+    _node2info = MyEnum._node2info
+    _ready_nodes = MyEnum._ready_nodes
+class SorterEnum(graphlib.TopologicalSorter, enum.Enum):
+    pass
 out = []
-for mixin in (graphlib.TopologicalSorter, Sorter):
+for mixin, cls in ((graphlib.TopologicalSorter, MyEnum), (Sorter, MyEnum), (Holder, SorterEnum)):
     try:
-        E = MyEnum("E", {"A": None}, type=mixin)
+        E = cls("E", {"A": None}, type=mixin)
         E.A.get_ready()
         out.append("made")
     except TypeError as e:
@@ -230,15 +235,17 @@ return out
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_enum_functional_api_mixins_bring_no_state_a_host_base_trusts(sb, backend):
-    """A review's: `get_ready` wrote `npredecessors` onto the shared `statistics.mean` (and a
-    dozen other stdlib functions) during the run. A mixin whose shared classes' code uses
+    """Reviews': `get_ready` wrote `npredecessors` onto the shared `statistics.mean` (and a
+    dozen other stdlib functions) during the run, with the sorter in the mixin and, later, in
+    the enum given the mixin. A combination with a shared class (but the enums) whose code uses
     private names needs a class statement, which the factory checks."""
     import statistics
 
     result = await sb.run(STATE_MIXIN, backend=backend)
     assert result.error is None, result
     assert result.value == ["an enum with the mixin 'TopologicalSorter' needs a class statement in the sandbox",
-                            "an enum with the mixin 'Sorter' needs a class statement in the sandbox", "absent"]
+                            "an enum with the mixin 'Sorter' needs a class statement in the sandbox",
+                            "an enum with the mixin 'Holder' needs a class statement in the sandbox", "absent"]
     assert "npredecessors" not in vars(statistics.mean)
 
 
