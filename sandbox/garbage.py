@@ -80,7 +80,10 @@ class GarbageWindow:
     __slots__ = ("_lock", "runs", "frozen", "paused", "quarantined_bytes")
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Reentrant: what the close finalizes can be the host's own object, whose finalizer
+        # closes a session on this thread (`collect_all`, which the frozen heap keeps to its
+        # clean-up there).
+        self._lock = threading.RLock()
         self.runs = 0
         #: The window froze the heap (False while closed, or when the host had frozen objects).
         self.frozen = False

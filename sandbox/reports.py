@@ -79,7 +79,10 @@ def quiet_reports() -> None:
     `catch_warnings` drops it when it exits; a filter the host adds goes in front of it), and
     `_QuietUnraisable` in front of the host's unraisable hook (see the module docs for where:
     a review's session, thrown away after the host's `catch_warnings` had ended, printed a `re`
-    warning to the host's stderr). Never inside a collection (see the module docs)."""
+    warning to the host's stderr). Never inside a collection (see the module docs): a host
+    object's finalizer that closes a session there finds them as they are."""
+    if COLLECTING.running:
+        return
     if warnings.filters[:len(_QUIET)] != list(_QUIET):
         warnings.filters[:] = [*_QUIET, *(kept for kept in warnings.filters if kept not in _QUIET)]
         warnings._filters_mutated()  # type: ignore[attr-defined]

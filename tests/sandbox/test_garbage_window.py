@@ -415,6 +415,33 @@ def test_late_code_of_a_collection_that_counts_nothing_is_cleaned_up_after():
     assert report == {"value": "ok", "codecs": [], "annotations": False}, report
 
 
+def test_a_host_finalizer_that_closes_a_session_in_the_close_returns():
+    """The close finalizes the host's own cyclic garbage made during the run (here in a
+    binding); a host object whose finalizer closes an in-process session there re-entered the
+    window on the thread that held its lock, and the host hung (a review's)."""
+    report = in_fresh_interpreter("""
+    import warnings
+    async def main():
+        other = sandbox.open_session("inprocess")
+        first = await other.run("return 2")
+        class Conversation:
+            def __init__(self):
+                self.me = self
+            def __del__(self):
+                other.close()
+        async def make():
+            Conversation()
+            return 1
+        filters = list(warnings.filters)
+        result = await sandbox.run("return await tools.make()", backend="inprocess", bindings={"make": make})
+        return {"values": [first.value, result.value], "closed": other.closed,
+                "filters_kept": warnings.filters[len(warnings.filters) - len(filters):] == filters,
+                "after": collector()}
+    """)
+    assert report["values"] == [2, 1] and report["closed"] and report["filters_kept"], report
+    assert report["after"] == [0, [700, 10, 10], True, 0], report
+
+
 def test_the_close_puts_the_collector_back_when_the_clean_up_raises():
     report = in_fresh_interpreter("""
     async def main():
