@@ -315,38 +315,6 @@ def test_what_a_sessions_runs_kept_is_finalized_when_the_session_closes():
     assert report["after"] == [0, [700, 10, 10], False, 0], report
 
 
-#: Late code that brings its cycle back to life in the collection that finalizes it, with a new,
-#: started `heapq.merge` generator whose delegate's `close` (a C `partial`) looks up a codec name
-#: and reads `re.Pattern.__annotations__`, when a later collection frees it.
-RESURRECTING = '''
-import functools, heapq, itertools, collections, re
-class M(map):
-    pass
-G = []
-H = []
-m2 = M(int, itertools.repeat(1))
-m2.close = functools.partial(next, itertools.starmap(b"a".decode, [("late_after_session",)]))
-m3 = M(int, itertools.repeat(1))
-m3.close = functools.partial(classmethod, re.Pattern)
-late = itertools.chain(
-    map(G.extend, [map(iter, [G])]),
-    map(H.append, map(heapq.merge, [m2, m3])),
-    map(next, map(H.__getitem__, [0, 0, 1, 1])),
-)
-m = M(int, itertools.repeat(1))
-m.close = functools.partial(collections.deque, late, 0)
-g = heapq.merge(m)
-next(g)
-next(g)
-G.append(g)
-G.append(H)
-G.append(G)
-keep = G
-del g, m, m2, m3, H, late, G
-return "kept"
-'''
-
-
 def test_what_a_sessions_close_brings_back_to_life_is_finalized_before_it_returns():
     """A review's session kept such a cycle in its globals: the session's end ran one collection,
     whose late code made a new generator the host's own later collection finalized (a codec name
@@ -486,6 +454,16 @@ G.append(G)
 del g, m, m2, G, H, late
 return 1
 """
+
+
+#: The same, kept in a session's global, with a payload that looks up a codec name and reads
+#: `re.Pattern.__annotations__` (the host's collector would run it after the session).
+RESURRECTING = RESURRECTS.replace("itertools, decimal", "itertools, decimal, re").replace(
+    "functools.partial(decimal.Decimal(2).sqrt)",
+    'functools.partial(collections.deque, itertools.chain(map(classmethod, [re.Pattern]), '
+    'map(bytes.decode, [b"a"], ["late_after_session"])), 0)',
+).replace("del g, m, m2, G, H, late\nreturn 1", "keep = G\ndel g, m, m2, G, H, late\nreturn 'kept'")
+assert "late_after_session" in RESURRECTING and "keep = G" in RESURRECTING
 
 
 def test_what_the_close_brings_back_to_life_is_collected_again():
