@@ -30,13 +30,14 @@ a gate of its own, and four reviews each found a place without one.
 
 So a run's garbage is finalized in one of its steps or at its end, never after it; a session's,
 at the end of the run that made it or, for what its runs kept, by full collections when the
-session ends (`collect_all`, with the close's passes and quarantine). What it does not cover, each with the gates of `execution` and
-`output` that still apply: a collection host code starts itself (`gc.collect()`, or after a
-`gc.enable()` of its own while a run is live), garbage freed in another concurrent in-process
-run's step (runs that overlap share one window), what a session's run drops of an earlier run's
-(frozen while the later run is live, then the host's collector's), a host that froze objects
-itself (`gc.get_freeze_count()` above zero: unfreezing would release them, so no window opens),
-and reference-count frees, which happen wherever the last reference goes.
+session ends (`collect_all`, with the close's passes and quarantine). What it does not cover,
+each with the gates of `execution` and `output` that still apply: a collection host code
+starts itself (`gc.collect()`, or after a `gc.enable()` of its own while a run is live), garbage
+freed in another concurrent in-process run's step (runs that overlap share one window), what a
+session's run drops of an earlier run's (frozen while the later run is live, then the host's
+collector's), a host that froze objects itself (`gc.get_freeze_count()` above zero: unfreezing
+would release them, so no window opens), and reference-count frees, which happen wherever the
+last reference goes.
 
 The pause is process-wide: while a run is live, the host's cyclic garbage (on any thread) is
 collected only when a run's step collects, or at the close; a run that waits on a binding for a
@@ -147,17 +148,11 @@ class GarbageWindow:
         `re.Pattern.__annotations__` both ways). After `MAX_PASSES` collections, what finalized
         code keeps making is never let go (`QUARANTINE`), rather than left to the host's
         collector."""
-        passes = 0
-        while True:
-            while True:
-                if passes == MAX_PASSES:
-                    cleanup()
-                    return self._quarantine()
-                passes += 1
-                if not gc.collect():
-                    break
-            if not cleanup():
+        for _ in range(MAX_PASSES):
+            if not gc.collect() and not cleanup():
                 return 0
+        cleanup()
+        return self._quarantine()
 
     def _quarantine(self) -> int:
         kept = _young_garbage()
