@@ -303,7 +303,8 @@ class RunGuards:
         self._code_names: dict[int, tuple[type, frozenset[str]]] = {}
         #: The same, for all of an own class's host bases together.
         self._state_names: dict[int, tuple[type, frozenset[str]]] = {}
-        self.class_factory = _ClassFactory(self.owned, self.owner_token, self.host_state_names, self.code_names)
+        self.class_factory = _ClassFactory(self.owned, self.owner_token, self.host_state_names, self.code_names,
+                                           self.owns_class)
         self._ids: dict[int, int] = {}
         self._judged_patterns: dict[tuple[Any, ...], tuple[type, type]] = {}
         #: The run's `type`: the three-argument form builds classes through `make_class`.
@@ -1008,15 +1009,18 @@ class _ClassFactory:
     snippet-owned.
     """
 
-    __slots__ = ("_owned", "_token", "_host_state_names", "_code_names", "_body_names", "_written", "_unfinished")
+    __slots__ = ("_owned", "_token", "_host_state_names", "_code_names", "_owns_class", "_body_names", "_written",
+                 "_unfinished")
 
     def __init__(self, owned: OwnedClasses, token: _BuildToken,
                  host_state_names: Callable[[type], frozenset[str]],
-                 code_names: Callable[[type], frozenset[str]]) -> None:
+                 code_names: Callable[[type], frozenset[str]], owns_class: Callable[[type], bool]) -> None:
         self._owned = owned
         self._token = token
         self._host_state_names = host_state_names
         self._code_names = code_names
+        #: `RunGuards.owns_class`: the run's, or being built by this factory.
+        self._owns_class = owns_class
         #: The names each class this factory made defined in its body (by identity): what the
         #: snippet put there, not what a host metaclass or `__init_subclass__` added after.
         self._body_names: dict[int, tuple[type, frozenset[str]]] = {}
@@ -1153,16 +1157,13 @@ class _ClassFactory:
         """The private names the host code in `order` other than `klass`'s own uses (all of
         `used` when `klass` is the run's: its code is not host code). A class host code made
         from the snippet's data (a `namedtuple`) defines the names its own code uses."""
-        if self._being_built_or_owned(klass):
+        if self._owns_class(klass):
             return used
         found: frozenset[str] = frozenset()
         for other in order:
-            if other is not klass and not self._being_built_or_owned(other):
+            if other is not klass and not self._owns_class(other):
                 found = found | self._code_names(other)
         return found
-
-    def _being_built_or_owned(self, cls: type) -> bool:
-        return cls in self._owned or type.__getattribute__(cls, "__dict__").get(_OWNER_KEY) is self._token
 
     def _check_host_state(self, name: str, bases: tuple[Any, ...], namespace: Any, defined: frozenset[str]) -> None:
         """Neither the class body (`defined`: its names and `__slots__`) nor a snippet class it
